@@ -1,0 +1,121 @@
+"""The adapter contract: what a library plugin gives the hub.
+
+An :class:`Adapter` recognises its library's objects, describes them cheaply, lists the
+memory they use, and contributes :class:`Edge` values: conversions between its library
+and the two protocol nodes, ``"arrow"`` (Arrow PyCapsule producers on the CPU) and
+``"dlpack"`` (DLPack producers). The router chains edges into a plan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from interchange_hub.model import DataInfo, Estimate, Kind
+
+ARROW = "arrow"
+DLPACK = "dlpack"
+PROTOCOL_NODES = (ARROW, DLPACK)
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What a step needs to know besides its input value."""
+
+    info: DataInfo  # the data entering this step
+    kind: Kind | None = None  # the kind of result asked for with ``to=<type>``
+    target_type: type | None = None
+    copy: bool | None = None
+    strict: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """One conversion step from node ``source`` to node ``target``.
+
+    :param estimate: ``estimate(context) -> Estimate``; cheap, runs at planning time on
+        ``context.info`` and raises :class:`~interchange_hub.model.Unroutable` when it
+        cannot carry the data.
+    :param run: ``run(value, context) -> value``; does the conversion.
+    :param requires: modules that must be installed for this edge to be considered.
+    """
+
+    source: str
+    target: str
+    adapter: str
+    protocol: str
+    estimate: Callable[[Context], Estimate]
+    run: Callable[[Any, Context], Any]
+    requires: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        return f"<Edge {self.source}->{self.target} via {self.protocol} ({self.adapter})>"
+
+
+@dataclass(frozen=True, slots=True)
+class Buffer:
+    """A memory range used by an object, for zero-copy verification."""
+
+    address: int
+    size: int
+    device: str = "cpu"
+
+    def overlaps(self, other: Buffer) -> bool:
+        return (
+            self.device == other.device
+            and self.address < other.address + other.size
+            and other.address < self.address + self.size
+        )
+
+
+class Adapter:
+    """Base class of library adapters; subclass it and register an instance.
+
+    Class attributes: ``name`` (the target name users type), ``module`` (the
+    ``sys.modules`` key, checked before any ``isinstance``), ``extra`` (pip extra),
+    ``types`` (qualified type names for messages) and ``devices``.
+    """
+
+    name: str = ""
+    module: str = ""
+    extra: str = ""
+    types: Sequence[str] = ()
+    devices: Sequence[str] = ("cpu",)
+
+    def owns(self, obj: object) -> bool:
+        """Whether ``obj`` belongs to this library; only called when ``module`` is loaded."""
+        raise NotImplementedError
+
+    def describe(self, obj: Any) -> DataInfo:
+        """Describe ``obj`` cheaply, without converting it."""
+        raise NotImplementedError
+
+    def edges(self) -> Sequence[Edge]:
+        """The conversions this adapter contributes."""
+        return ()
+
+    def buffers(self, obj: Any) -> list[Buffer]:
+        """The memory ranges ``obj`` uses (data and validity buffers)."""
+        return []
+
+    def type_kinds(self) -> Mapping[type, Kind | None]:
+        """Target types of this library and the kind each stands for (None: the kind
+        follows the source). Only called when the library is imported."""
+        return {}
+
+    def is_one_shot(self, obj: object) -> bool:
+        """Whether reading ``obj`` consumes it (reader-like streams)."""
+        return False
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+@dataclass(frozen=True, slots=True)
+class AdapterRecord:
+    """An adapter in a registry, with the plugin that registered it."""
+
+    adapter: Adapter
+    plugin: str
+    edges: tuple[Edge, ...] = field(default=())

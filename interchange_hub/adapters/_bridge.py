@@ -1,0 +1,78 @@
+"""The Arrow <-> DLPack bridge and the explicit copy edges, independent of any library.
+
+``arrow -> dlpack``: a column becomes a 1-D tensor (shared when it is one chunk of a
+fixed-width type without nulls), a table a 2-D tensor (always copied). ``dlpack ->
+arrow``: a 1-D tensor becomes a column, a 2-D tensor a table, more dimensions a
+fixed-shape tensor column. The copy edges make new buffers when ``copy=True`` asks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from interchange_hub import arrowkit, tensorkit
+from interchange_hub.adapter import ARROW, DLPACK, Context, Edge
+from interchange_hub.hookspecs import hookimpl
+from interchange_hub.model import Copy, Estimate, Kind, Unroutable
+
+BRIDGE = "bridge"
+_NEEDS = ("pyarrow", "numpy")
+
+
+def _to_dlpack_estimate(ctx: Context) -> Estimate:
+    info = ctx.info
+    if info.kind == Kind.STREAM:
+        est = tensorkit.estimate_to_tensor(info.but(kind=Kind.TABLE), dlpack_only=True)
+        return Estimate(est.out, est.copies, est.losses, "the stream is read into one tensor", True)
+    return tensorkit.estimate_to_tensor(info, dlpack_only=True)
+
+
+def _to_dlpack(value: Any, ctx: Context) -> Any:
+    if ctx.info.kind == Kind.COLUMN:
+        return tensorkit.column_to_ndarray(arrowkit.read_column(value), dlpack_only=True)
+    return tensorkit.table_to_ndarray(arrowkit.read_table(value), dlpack_only=True)
+
+
+def _from_dlpack_estimate(ctx: Context) -> Estimate:
+    info = ctx.info
+    if info.kind != Kind.TENSOR:
+        raise Unroutable("only tensors come out of DLPack")
+    if info.columns and info.columns[0].dtype == "bfloat16":
+        raise Unroutable("Arrow has no bfloat16; cast to float32 first")
+    return tensorkit.estimate_from_tensor(info)
+
+
+def _from_dlpack(value: Any, ctx: Context) -> Any:
+    np = tensorkit.np_module()
+    arr = value if isinstance(value, np.ndarray) else np.from_dlpack(value)
+    return tensorkit.ndarray_to_arrow(arr)
+
+
+def _copy_estimate(ctx: Context) -> Estimate:
+    info = ctx.info
+    copies = tuple(Copy(c.name, c.nbytes, "copy=True asks for new memory") for c in info.columns)
+    return Estimate(info.but(readonly=False), copies, why="copy=True: new buffers",
+                    copies_all=True)  # fmt: skip
+
+
+def _copy_arrow(value: Any, ctx: Context) -> Any:
+    return arrowkit.deep_copy(value, ctx.info.kind)
+
+
+def _copy_tensor(value: Any, ctx: Context) -> Any:
+    if hasattr(value, "clone") and hasattr(value, "detach"):
+        return value.detach().clone()
+    np = tensorkit.np_module()
+    arr = value if isinstance(value, np.ndarray) else np.from_dlpack(value)
+    return np.array(arr, copy=True)
+
+
+@hookimpl
+def register_edges(register: Any) -> None:
+    register(Edge(ARROW, DLPACK, BRIDGE, "Array.to_numpy", _to_dlpack_estimate, _to_dlpack,
+                  _NEEDS))  # fmt: skip
+    register(Edge(DLPACK, ARROW, BRIDGE, "np.from_dlpack+pa.array", _from_dlpack_estimate,
+                  _from_dlpack, _NEEDS))  # fmt: skip
+    register(Edge(ARROW, ARROW, BRIDGE, "Array.copy_to", _copy_estimate, _copy_arrow,
+                  ("pyarrow",)))  # fmt: skip
+    register(Edge(DLPACK, DLPACK, BRIDGE, "copy", _copy_estimate, _copy_tensor, ("numpy",)))

@@ -1,0 +1,100 @@
+"""nanoarrow adapter: Array (a struct array is a table) and ArrayStream (one-shot).
+
+Speaks the Arrow PyCapsule interface both ways, always zero-copy: nanoarrow imports by
+moving the C structs. Describing and measuring go through pyarrow when installed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from interchange_hub import arrowkit
+from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge
+from interchange_hub.dependencies import installed, require
+from interchange_hub.hookspecs import hookimpl
+from interchange_hub.model import Column, DataInfo, Estimate, Kind, Unroutable
+
+
+def _na() -> Any:
+    return require("nanoarrow", "to make nanoarrow objects")
+
+
+class NanoarrowAdapter(Adapter):
+    name = "nanoarrow"
+    module = "nanoarrow"
+    extra = "nanoarrow"
+    types = ("nanoarrow.Array", "nanoarrow.ArrayStream")
+
+    def owns(self, obj: object) -> bool:
+        na = _na()
+        return isinstance(obj, (na.Array, na.ArrayStream))
+
+    def type_kinds(self) -> Mapping[type, Kind | None]:
+        na = _na()
+        return {na.Array: None, na.ArrayStream: Kind.STREAM}
+
+    def is_one_shot(self, obj: object) -> bool:
+        return isinstance(obj, _na().ArrayStream)
+
+    def describe(self, obj: Any) -> DataInfo:
+        na = _na()
+        is_table = obj.schema.type == na.Type.STRUCT
+        if isinstance(obj, na.ArrayStream):
+            if installed("pyarrow"):
+                schema = arrowkit.pa_module().schema(obj.schema)
+                return arrowkit.describe_schema(schema, Kind.STREAM)
+            return DataInfo(Kind.STREAM)
+        if installed("pyarrow"):
+            col = arrowkit.pa_module().chunked_array(obj)
+            if is_table:
+                return arrowkit.describe_table(arrowkit.pa_module().Table.from_struct_array(col))
+            return arrowkit.describe_column(col)
+        kind = Kind.TABLE if is_table else Kind.COLUMN
+        return DataInfo(kind, (Column("", str(obj.schema.type), -1, -1, obj.n_chunks),))
+
+    def buffers(self, obj: Any) -> list[Buffer]:
+        if isinstance(obj, _na().ArrayStream):
+            return []
+        return arrowkit.buffers(arrowkit.pa_module().chunked_array(obj))
+
+    def edges(self) -> Sequence[Edge]:
+        return (
+            Edge("nanoarrow", ARROW, self.name, "__arrow_c_stream__", _export_estimate,
+                 _identity, ("nanoarrow",)),  # fmt: skip
+            Edge(ARROW, "nanoarrow", self.name, "na.Array/na.ArrayStream", _import_estimate,
+                 _import, ("nanoarrow",)),  # fmt: skip
+        )
+
+
+def _export_estimate(ctx: Context) -> Estimate:
+    return Estimate(ctx.info, why="nanoarrow objects export their own buffers")
+
+
+def _identity(value: Any, ctx: Context) -> Any:
+    return value
+
+
+def _import_estimate(ctx: Context) -> Estimate:
+    if ctx.info.kind == Kind.TENSOR:
+        raise Unroutable("nanoarrow takes tensors through the Arrow bridge")
+    want = ctx.kind or ctx.info.kind
+    return Estimate(ctx.info.but(kind=want), why="C structs moved into nanoarrow")
+
+
+def _import(value: Any, ctx: Context) -> Any:
+    na = _na()
+    want = ctx.kind or ctx.info.kind
+    if want == Kind.STREAM:
+        return na.ArrayStream(value)
+    if ctx.info.kind == Kind.TABLE and want == Kind.COLUMN:
+        return na.Array(arrowkit.column_from_table(arrowkit.read_table(value)))
+    if ctx.info.kind == Kind.COLUMN and want == Kind.TABLE:
+        col = arrowkit.read_column(value)
+        return na.Array(arrowkit.table_from_column(col, ctx.info.columns[0].name))
+    return na.Array(value)
+
+
+@hookimpl
+def register_adapters(register: Any) -> None:
+    register(NanoarrowAdapter())

@@ -1,0 +1,103 @@
+"""numpy adapter: ndarray.
+
+Tensors travel through DLPack (``np.from_dlpack``; zero-copy, strides kept). Direct Arrow
+edges cover what DLPack cannot carry (datetime64, strings, objects) and give numpy
+columns their richer types (datetime64 instead of int64).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from interchange_hub import arrowkit, tensorkit
+from interchange_hub.adapter import ARROW, DLPACK, Adapter, Buffer, Context, Edge
+from interchange_hub.hookspecs import hookimpl
+from interchange_hub.model import Copy, DataInfo, Estimate, Kind, Unroutable
+
+
+class NumpyAdapter(Adapter):
+    name = "numpy"
+    module = "numpy"
+    extra = "numpy"
+    types = ("numpy.ndarray",)
+
+    def owns(self, obj: object) -> bool:
+        return isinstance(obj, tensorkit.np_module().ndarray)
+
+    def type_kinds(self) -> Mapping[type, Kind | None]:
+        return {tensorkit.np_module().ndarray: Kind.TENSOR}
+
+    def describe(self, obj: Any) -> DataInfo:
+        return tensorkit.describe_ndarray(obj)
+
+    def buffers(self, obj: Any) -> list[Buffer]:
+        return tensorkit.ndarray_buffers(obj)
+
+    def edges(self) -> Sequence[Edge]:
+        return (
+            Edge("numpy", DLPACK, self.name, "__dlpack__", _export_estimate, _identity,
+                 ("numpy",)),  # fmt: skip
+            Edge(DLPACK, "numpy", self.name, "np.from_dlpack", _import_estimate, _import,
+                 ("numpy",)),  # fmt: skip
+            Edge("numpy", ARROW, self.name, "pa.array", _to_arrow_estimate, _to_arrow,
+                 ("numpy", "pyarrow")),  # fmt: skip
+            Edge(ARROW, "numpy", self.name, "Array.to_numpy", _from_arrow_estimate,
+                 _from_arrow, ("numpy", "pyarrow")),  # fmt: skip
+        )
+
+
+def _export_estimate(ctx: Context) -> Estimate:
+    (col,) = ctx.info.columns
+    if not tensorkit.dlpack_dtype(col.dtype):
+        raise Unroutable(f"DLPack cannot carry {col.dtype}")
+    return Estimate(ctx.info, why="ndarray is a DLPack producer")
+
+
+def _identity(value: Any, ctx: Context) -> Any:
+    return value
+
+
+def _import_estimate(ctx: Context) -> Estimate:
+    info = ctx.info
+    if info.kind != Kind.TENSOR:
+        raise Unroutable("only tensors travel through DLPack")
+    if not info.device.is_cpu:
+        raise Unroutable(f"numpy holds CPU memory only; the data is on {info.device}")
+    if info.columns and info.columns[0].dtype == "bfloat16":
+        raise Unroutable("numpy has no bfloat16; cast to float32 first")
+    return Estimate(info, why="np.from_dlpack shares the producer's memory",
+                    shared_readonly=info.readonly)  # fmt: skip
+
+
+def _import(value: Any, ctx: Context) -> Any:
+    np = tensorkit.np_module()
+    return value if isinstance(value, np.ndarray) else np.from_dlpack(value)
+
+
+def _to_arrow_estimate(ctx: Context) -> Estimate:
+    return tensorkit.estimate_from_tensor(ctx.info)
+
+
+def _to_arrow(value: Any, ctx: Context) -> Any:
+    return tensorkit.ndarray_to_arrow(value)
+
+
+def _from_arrow_estimate(ctx: Context) -> Estimate:
+    info = ctx.info
+    if info.kind == Kind.STREAM:
+        est = tensorkit.estimate_to_tensor(info.but(kind=Kind.TABLE), dlpack_only=False)
+        copies = est.copies or tuple(Copy(c.name, c.nbytes, "the stream is read") for c in info.columns)
+        return Estimate(est.out, copies, est.losses, "the stream is read into one tensor", True)
+    return tensorkit.estimate_to_tensor(info, dlpack_only=False)
+
+
+def _from_arrow(value: Any, ctx: Context) -> Any:
+    if ctx.info.kind == Kind.COLUMN:
+        return tensorkit.column_to_ndarray(arrowkit.read_column(value), dlpack_only=False)
+    return tensorkit.table_to_ndarray(arrowkit.read_table(value), dlpack_only=False)
+
+
+@hookimpl
+def register_adapters(register: Any) -> None:
+    register(NumpyAdapter())

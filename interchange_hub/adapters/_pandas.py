@@ -1,0 +1,226 @@
+"""pandas adapter: DataFrame and Series both ways.
+
+Export uses pandas' own ``__arrow_c_stream__`` (pyarrow's ``Table.from_pandas``): numeric,
+datetime, masked and pyarrow-backed string columns are shared. Import uses
+``Table.to_pandas(split_blocks=True)``, which shares numeric, timestamp and large_string
+buffers; integer and boolean columns with nulls become pandas' nullable dtypes (never
+float). A non-default index travels as a column, as pandas exports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from interchange_hub import arrowkit
+from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge
+from interchange_hub.dependencies import require
+from interchange_hub.hookspecs import hookimpl
+from interchange_hub.model import (
+    Column,
+    Copy,
+    DataInfo,
+    Estimate,
+    Kind,
+    Unroutable,
+    is_integer,
+    is_numeric,
+)
+from interchange_hub.tensorkit import ndarray_buffers, np_dtype_name
+
+
+def _pd() -> Any:
+    return require("pandas", "to make pandas objects")
+
+
+class PandasAdapter(Adapter):
+    name = "pandas"
+    module = "pandas"
+    extra = "pandas"
+    types = ("pandas.DataFrame", "pandas.Series")
+
+    def owns(self, obj: object) -> bool:
+        pd = _pd()
+        return isinstance(obj, (pd.DataFrame, pd.Series))
+
+    def type_kinds(self) -> Mapping[type, Kind | None]:
+        pd = _pd()
+        return {pd.DataFrame: Kind.TABLE, pd.Series: Kind.COLUMN}
+
+    def describe(self, obj: Any) -> DataInfo:
+        pd = _pd()
+        if isinstance(obj, pd.Series):
+            name = "" if obj.name is None else str(obj.name)
+            return DataInfo(Kind.COLUMN, (_column(name, obj),), rows=len(obj))
+        cols = [_column(str(name), obj[name]) for name in obj.columns]
+        if not isinstance(obj.index, pd.RangeIndex):
+            names = [n if n is not None else f"__index_level_{i}__"
+                     for i, n in enumerate(obj.index.names)]  # fmt: skip
+            for i, n in enumerate(names):
+                cols.append(_column(str(n), obj.index.get_level_values(i).to_series()))
+        return DataInfo(Kind.TABLE, tuple(cols), rows=len(obj))
+
+    def buffers(self, obj: Any) -> list[Buffer]:
+        pd = _pd()
+        series = [obj] if isinstance(obj, pd.Series) else [obj.iloc[:, i] for i in range(obj.shape[1])]
+        found: list[Buffer] = []
+        for s in series:
+            found += _array_buffers(s.array)
+        return found
+
+    def edges(self) -> Sequence[Edge]:
+        return (
+            Edge("pandas", ARROW, self.name, "__arrow_c_stream__", _export_estimate, _export,
+                 ("pandas", "pyarrow")),  # fmt: skip
+            Edge(ARROW, "pandas", self.name, "pa.Table.to_pandas", _import_estimate, _import,
+                 ("pandas", "pyarrow")),  # fmt: skip
+        )
+
+
+def _column(name: str, s: Any) -> Column:
+    dtype = _dtype_name(s)
+    nulls = int(s.isna().sum()) if len(s) else 0
+    return Column(name, dtype, int(s.array.nbytes), nulls)
+
+
+def _dtype_name(s: Any) -> str:
+    pd = _pd()
+    dtype = s.dtype
+    if isinstance(dtype, pd.ArrowDtype):
+        return arrowkit.dtype_name(dtype.pyarrow_dtype)
+    if isinstance(dtype, pd.StringDtype):
+        return "large_string" if dtype.storage == "pyarrow" else "string"
+    if isinstance(dtype, pd.CategoricalDtype):
+        return "dictionary"
+    if isinstance(dtype, pd.DatetimeTZDtype):
+        return f"timestamp[{dtype.unit}, tz={dtype.tz}]"
+    if isinstance(dtype, pd.api.extensions.ExtensionDtype) and hasattr(dtype, "numpy_dtype"):
+        return np_dtype_name(dtype.numpy_dtype)
+    if dtype.kind == "O":
+        inferred = pd.api.types.infer_dtype(s, skipna=True)
+        return {"string": "string", "empty": "null", "bytes": "binary"}.get(inferred, "object")
+    return np_dtype_name(dtype)
+
+
+def _array_buffers(arr: Any) -> list[Buffer]:
+    if hasattr(arr, "_pa_array"):
+        return arrowkit.buffers(arr._pa_array)
+    found = []
+    for attr in ("_ndarray", "_data", "_mask", "_codes"):
+        part = getattr(arr, attr, None)
+        if part is not None and hasattr(part, "ctypes"):
+            found += ndarray_buffers(part)
+    return found
+
+
+def _export_estimate(ctx: Context) -> Estimate:
+    copies = []
+    for col in ctx.info.columns:
+        if col.dtype == "object":
+            raise Unroutable(
+                f"column {col.name!r} holds mixed Python objects, which Arrow cannot type; "
+                "convert it to one dtype (e.g. astype(str)) first"
+            )
+        if col.dtype == "bool":
+            copies.append(Copy(col.name, col.nbytes, "numpy booleans are bit-packed for Arrow"))
+        elif col.dtype in ("string", "binary"):
+            copies.append(Copy(col.name, col.nbytes, "Python objects are encoded as Arrow values"))
+    out = ctx.info.but(columns=tuple(_exported(c) for c in ctx.info.columns))
+    return Estimate(out, tuple(copies), why="pandas exports via pyarrow's Table.from_pandas",
+                    copies_all=bool(copies) and len(copies) == len(ctx.info.columns))  # fmt: skip
+
+
+def _exported(col: Column) -> Column:
+    if col.dtype == "dictionary":
+        return Column(col.name, "dictionary<values=large_string, indices=int8, ordered=0>",
+                      col.nbytes, col.nulls)  # fmt: skip
+    return col
+
+
+def _export(value: Any, ctx: Context) -> Any:
+    return value
+
+
+def _import_copy_reason(col: Column, table: bool) -> str:
+    dtype = col.dtype
+    if col.chunks > 1:
+        return f"{col.chunks} chunks are concatenated into one pandas array"
+    if (is_integer(dtype) or dtype == "bool") and col.nulls > 0:
+        return "nulls need pandas' nullable (masked) dtype: data and mask are copied"
+    if is_numeric(dtype):
+        return "nulls are filled with NaN" if col.nulls > 0 else ""
+    if dtype.startswith("timestamp"):
+        return "" if table and col.nulls <= 0 else "pandas rebuilds datetime64 for a Series"
+    if dtype == "large_string":
+        return ""
+    if dtype in ("string", "string_view"):
+        return f"pandas' str dtype stores large_string; {dtype} is converted"
+    if dtype == "bool":
+        return "Arrow booleans are bit-packed; numpy uses a byte each"
+    return f"{dtype} is converted to pandas' representation"
+
+
+def _import_estimate(ctx: Context) -> Estimate:
+    info = ctx.info
+    if info.kind == Kind.TENSOR:
+        raise Unroutable("pandas takes tensors through the Arrow bridge")
+    want = ctx.kind or (Kind.TABLE if info.kind == Kind.STREAM else info.kind)
+    table = info.kind != Kind.COLUMN or want == Kind.TABLE
+    copies = []
+    for col in info.columns:
+        reason = _import_copy_reason(col, table)
+        if reason:
+            copies.append(Copy(col.name, col.nbytes, reason))
+    why = "Table.to_pandas(split_blocks=True) shares numeric, timestamp and large_string buffers"
+    if info.kind == Kind.STREAM:
+        why = "the stream is read into a DataFrame"
+    return Estimate(info.but(kind=want), tuple(copies), why=why,
+                    copies_all=bool(copies) and len(copies) == len(info.columns))  # fmt: skip
+
+
+def _nullable_mapper(arrow_type: Any) -> Any:
+    pa = arrowkit.pa_module()
+    pd = _pd()
+    if pa.types.is_boolean(arrow_type):
+        return pd.BooleanDtype()
+    if pa.types.is_integer(arrow_type):
+        return pd.api.types.pandas_dtype(str(arrow_type).capitalize().replace("Uint", "UInt"))
+    return None
+
+
+def _to_frame(table: Any) -> Any:
+    pa = arrowkit.pa_module()
+    needs_mask = [
+        i for i, col in enumerate(table.columns)
+        if col.null_count and (pa.types.is_integer(col.type) or pa.types.is_boolean(col.type))
+    ]  # fmt: skip
+    if not needs_mask:
+        return table.to_pandas(split_blocks=True)
+    plain = table.drop_columns([table.column_names[i] for i in needs_mask])
+    frame = plain.to_pandas(split_blocks=True)
+    for i in needs_mask:
+        series = table.column(i).to_pandas(types_mapper=_nullable_mapper)
+        frame.insert(i, table.column_names[i], series.array)
+    return frame
+
+
+def _import(value: Any, ctx: Context) -> Any:
+    info = ctx.info
+    want = ctx.kind or (Kind.TABLE if info.kind == Kind.STREAM else info.kind)
+    if info.kind == Kind.COLUMN:
+        col = arrowkit.as_chunked(value)
+        name = info.columns[0].name if info.columns else ""
+        if want == Kind.TABLE:
+            return _to_frame(arrowkit.table_from_column(col, name))
+        mapper = _nullable_mapper if col.null_count else None
+        series = col.to_pandas(types_mapper=mapper)
+        return series.rename(name or None)
+    frame = _to_frame(arrowkit.read_table(value))
+    if want == Kind.COLUMN:
+        return frame.iloc[:, 0]
+    return frame
+
+
+@hookimpl
+def register_adapters(register: Any) -> None:
+    register(PandasAdapter())

@@ -1,0 +1,195 @@
+"""polars adapter: DataFrame and Series both ways, LazyFrame as a source.
+
+Export goes through polars' own ``__arrow_c_stream__``. A DataFrame with several chunks
+is exported column by column, because exporting the frame rechunks it (a copy) and
+mutates the caller's frame (polars#21738). Import goes through ``pl.DataFrame`` /
+``pl.Series``, and a one-shot stream becomes a lazy ``scan_arrow_c_stream``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from interchange_hub import arrowkit
+from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge
+from interchange_hub.dependencies import installed, require
+from interchange_hub.hookspecs import hookimpl
+from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Loss, Unroutable
+from interchange_hub.protocols import is_arrow_stream
+
+
+def _pl() -> Any:
+    return require("polars", "to make polars objects")
+
+
+class PolarsAdapter(Adapter):
+    name = "polars"
+    module = "polars"
+    extra = "polars"
+    types = ("polars.DataFrame", "polars.Series", "polars.LazyFrame")
+
+    def owns(self, obj: object) -> bool:
+        pl = _pl()
+        return isinstance(obj, (pl.DataFrame, pl.Series, pl.LazyFrame))
+
+    def type_kinds(self) -> Mapping[type, Kind | None]:
+        pl = _pl()
+        return {pl.DataFrame: Kind.TABLE, pl.Series: Kind.COLUMN, pl.LazyFrame: Kind.STREAM}
+
+    def describe(self, obj: Any) -> DataInfo:
+        pl = _pl()
+        if isinstance(obj, pl.LazyFrame):
+            schema = obj.collect_schema()
+            cols = tuple(Column(n, _dtype_name(n, d, schema), -1, -1, -1) for n, d in schema.items())
+            return DataInfo(Kind.TABLE, cols)
+        series = [obj] if isinstance(obj, pl.Series) else obj.get_columns()
+        schema = pl.Schema({s.name: s.dtype for s in series})
+        cols = tuple(
+            Column(s.name, _dtype_name(s.name, s.dtype, schema), s.estimated_size(),
+                   s.null_count(), s.n_chunks())  # fmt: skip
+            for s in series
+        )
+        kind = Kind.COLUMN if isinstance(obj, pl.Series) else Kind.TABLE
+        return DataInfo(kind, cols, rows=len(obj))
+
+    def buffers(self, obj: Any) -> list[Buffer]:
+        pl = _pl()
+        if isinstance(obj, pl.LazyFrame):
+            return []
+        pa = arrowkit.pa_module()
+        series = [obj] if isinstance(obj, pl.Series) else obj.get_columns()
+        return [b for s in series for b in arrowkit.buffers(pa.chunked_array(s))]
+
+    def edges(self) -> Sequence[Edge]:
+        return (
+            Edge("polars", ARROW, self.name, "__arrow_c_stream__", _export_estimate, _export,
+                 ("polars",)),  # fmt: skip
+            Edge(ARROW, "polars", self.name, "pl.DataFrame/pl.Series", _import_estimate,
+                 _import, ("polars",)),  # fmt: skip
+        )
+
+
+def _dtype_name(name: str, dtype: Any, schema: Any) -> str:
+    pl = _pl()
+    if dtype == pl.Object:
+        return "object"
+    if dtype in (pl.Int128, pl.UInt128):
+        return str(dtype).lower()
+    if installed("pyarrow"):
+        pa = arrowkit.pa_module()
+        return arrowkit.dtype_name(pa.schema(pl.Schema({name: dtype})).field(0).type)
+    return str(dtype).lower()
+
+
+def _export_estimate(ctx: Context) -> Estimate:
+    info = ctx.info
+    for col in info.columns:
+        if col.dtype == "object":
+            raise Unroutable(
+                f"polars Object column {col.name!r} holds Python objects, which Arrow cannot "
+                "carry (polars would export raw pointers); convert it to a concrete dtype"
+            )
+        if col.dtype in ("int128", "uint128"):
+            raise Unroutable(
+                f"column {col.name!r} is {col.dtype}, which polars exports in a private "
+                "format no other library reads; cast it to Int64 or Decimal first"
+            )
+    copies: tuple[Copy, ...] = ()
+    why = "polars exports its own buffers"
+    if info.columns and info.columns[0].chunks == -1:
+        why = "the LazyFrame is collected (its query runs), then exported"
+    elif info.kind == Kind.TABLE and any(c.chunks > 1 for c in info.columns):
+        if installed("pyarrow"):
+            why = "several chunks: exported column by column, keeping chunks (no rechunk)"
+        else:
+            copies = tuple(Copy(c.name, c.nbytes, "several chunks are rechunked")
+                           for c in info.columns if c.chunks > 1)  # fmt: skip
+    return Estimate(info, copies, why=why, copies_all=len(copies) == len(info.columns) > 0)
+
+
+def _export(value: Any, ctx: Context) -> Any:
+    pl = _pl()
+    if isinstance(value, pl.LazyFrame):
+        value = value.collect()
+    if isinstance(value, pl.DataFrame) and any(s.n_chunks() > 1 for s in value.get_columns()):
+        if installed("pyarrow"):
+            pa = arrowkit.pa_module()
+            cols = value.get_columns()
+            return pa.table([pa.chunked_array(s) for s in cols], names=[s.name for s in cols])
+        return value.rechunk()
+    return value
+
+
+def _import_estimate(ctx: Context) -> Estimate:
+    info = ctx.info
+    if info.kind == Kind.TENSOR:
+        raise Unroutable("polars takes tensors through the Arrow bridge")
+    want = ctx.kind or info.kind
+    copies: list[Copy] = []
+    losses: list[Loss] = []
+    for col in info.columns:
+        reason = _import_copy_reason(col.dtype)
+        if reason:
+            copies.append(Copy(col.name, col.nbytes, reason))
+        if "tz=+" in col.dtype or "tz=-" in col.dtype:
+            losses.append(Loss(col.name, col.dtype, "Datetime with an Etc/GMT zone",
+                               "the fixed offset is renamed to an IANA Etc/GMT zone "
+                               "(same instants, sign inverted by IANA convention)"))  # fmt: skip
+    if want == Kind.STREAM:
+        return Estimate(info, (), tuple(losses), why="lazy scan of the stream (read on collect)")
+    if info.kind == Kind.STREAM:
+        why = "the stream is read into a DataFrame"
+    else:
+        why = "imported through the C stream interface"
+    return Estimate(info.but(kind=want), tuple(copies), tuple(losses), why,
+                    copies_all=bool(info.columns) and len(copies) == len(info.columns))  # fmt: skip
+
+
+def _import_copy_reason(dtype: str) -> str:
+    if dtype in ("string", "large_string"):
+        return f"polars stores strings as string_view; {dtype} is rebuilt"
+    if dtype in ("binary", "large_binary"):
+        return f"polars stores binary as binary_view; {dtype} is rebuilt"
+    if dtype.startswith("dictionary<"):
+        return "dictionary columns are rebuilt as polars Categorical"
+    if dtype.startswith("list<"):
+        return "32-bit list offsets are widened to polars' 64-bit lists"
+    return ""
+
+
+def _import(value: Any, ctx: Context) -> Any:
+    pl = _pl()
+    info = ctx.info
+    want = ctx.kind or info.kind
+    if want == Kind.STREAM:
+        if not is_arrow_stream(value):
+            value = arrowkit.read_table(value)
+        return pl.scan_arrow_c_stream(value)
+    if info.kind == Kind.COLUMN:
+        series = _series(value, info.columns[0].name if info.columns else "")
+        return series.to_frame() if want == Kind.TABLE else series
+    frame = _frame(value, info)
+    return frame.to_series(0) if want == Kind.COLUMN else frame
+
+
+def _series(value: Any, name: str) -> Any:
+    pl = _pl()
+    if installed("pyarrow"):
+        col = arrowkit.read_column(value)
+        series = pl.from_arrow(col, rechunk=False)
+    else:
+        series = pl.Series(value)
+    return series.alias(name) if name and series.name != name else series
+
+
+def _frame(value: Any, info: DataInfo) -> Any:
+    pl = _pl()
+    if any(c.chunks > 1 for c in info.columns) and installed("pyarrow"):
+        return pl.from_arrow(arrowkit.read_table(value), rechunk=False)
+    return pl.DataFrame(value)
+
+
+@hookimpl
+def register_adapters(register: Any) -> None:
+    register(PolarsAdapter())

@@ -1,0 +1,115 @@
+"""pyarrow adapter: Table, RecordBatch, RecordBatchReader, Array, ChunkedArray.
+
+Speaks the Arrow PyCapsule interface both ways; every edge is zero-copy except when a
+contiguous type (Array, RecordBatch) is asked for and the data has several chunks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from interchange_hub import arrowkit
+from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge
+from interchange_hub.hookspecs import hookimpl
+from interchange_hub.model import Copy, DataInfo, Estimate, Kind, Unroutable
+from interchange_hub.protocols import is_arrow_stream
+
+
+class PyArrowAdapter(Adapter):
+    name = "pyarrow"
+    module = "pyarrow"
+    extra = "pyarrow"
+    types = ("pyarrow.Table", "pyarrow.RecordBatch", "pyarrow.RecordBatchReader",
+             "pyarrow.Array", "pyarrow.ChunkedArray")  # fmt: skip
+
+    def owns(self, obj: object) -> bool:
+        pa = arrowkit.pa_module()
+        return isinstance(obj, (pa.Table, pa.RecordBatch, pa.RecordBatchReader, pa.Array,
+                                pa.ChunkedArray))  # fmt: skip
+
+    def type_kinds(self) -> Mapping[type, Kind | None]:
+        pa = arrowkit.pa_module()
+        return {pa.Table: Kind.TABLE, pa.RecordBatch: Kind.TABLE, pa.Array: Kind.COLUMN,
+                pa.ChunkedArray: Kind.COLUMN, pa.RecordBatchReader: Kind.STREAM}  # fmt: skip
+
+    def describe(self, obj: Any) -> DataInfo:
+        pa = arrowkit.pa_module()
+        if isinstance(obj, pa.RecordBatchReader):
+            return arrowkit.describe_schema(obj.schema, Kind.STREAM)
+        if isinstance(obj, (pa.Table, pa.RecordBatch)):
+            return arrowkit.describe_table(obj)
+        return arrowkit.describe_column(obj)
+
+    def is_one_shot(self, obj: object) -> bool:
+        return isinstance(obj, arrowkit.pa_module().RecordBatchReader)
+
+    def buffers(self, obj: Any) -> list[Buffer]:
+        return arrowkit.buffers(obj)
+
+    def edges(self) -> Sequence[Edge]:
+        return (
+            Edge("pyarrow", ARROW, self.name, "__arrow_c_stream__/array", _export_estimate,
+                 _export, ("pyarrow",)),  # fmt: skip
+            Edge(ARROW, "pyarrow", self.name, "pa.table/pa.chunked_array", _import_estimate,
+                 _import, ("pyarrow",)),  # fmt: skip
+        )
+
+
+def _export_estimate(ctx: Context) -> Estimate:
+    return Estimate(ctx.info, why="pyarrow objects export their own buffers")
+
+
+def _export(value: Any, ctx: Context) -> Any:
+    return value
+
+
+def _wanted(ctx: Context) -> Kind:
+    return ctx.kind if ctx.kind is not None else ctx.info.kind
+
+
+def _import_estimate(ctx: Context) -> Estimate:
+    info, want = ctx.info, _wanted(ctx)
+    if info.kind == Kind.TENSOR:
+        raise Unroutable("pyarrow takes tensors through the Arrow bridge")
+    name = getattr(ctx.target_type, "__name__", "")
+    copies: tuple[Copy, ...] = ()
+    if name in ("Array", "RecordBatch"):
+        copies = tuple(Copy(c.name, c.nbytes, f"{c.chunks} chunks are combined into one {name}")
+                       for c in info.columns if c.chunks > 1)  # fmt: skip
+    return Estimate(info.but(kind=want), copies, why="imported through the C stream/array interface")
+
+
+def _import(value: Any, ctx: Context) -> Any:
+    pa = arrowkit.pa_module()
+    want, cls = _wanted(ctx), ctx.target_type
+    if want == Kind.STREAM or cls is pa.RecordBatchReader:
+        if is_arrow_stream(value):
+            return pa.RecordBatchReader.from_stream(value)
+        table = arrowkit.read_table(value)
+        return pa.RecordBatchReader.from_batches(table.schema, table.to_batches())
+    if want == Kind.TABLE:
+        if ctx.info.kind == Kind.COLUMN:
+            table = arrowkit.table_from_column(arrowkit.read_column(value), ctx.info.columns[0].name)
+        else:
+            table = arrowkit.read_table(value)
+        if cls is pa.RecordBatch:
+            return table.combine_chunks().to_batches()[0] if table.num_rows else \
+                pa.RecordBatch.from_pylist([], schema=table.schema)  # fmt: skip
+        return table
+    if ctx.info.kind == Kind.TABLE:
+        col = arrowkit.column_from_table(arrowkit.read_table(value))
+    else:
+        col = arrowkit.read_column(value)
+    if cls is pa.Array and isinstance(col, pa.ChunkedArray):
+        return col.combine_chunks()
+    if cls is pa.ChunkedArray and isinstance(col, pa.Array):
+        return pa.chunked_array([col], type=col.type)
+    return col
+
+
+@hookimpl
+def register_adapters(register: Any) -> None:
+    register(PyArrowAdapter())
+
+

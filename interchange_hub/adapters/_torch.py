@@ -1,0 +1,115 @@
+"""torch adapter: Tensor (CPU here; CUDA tensors are described with their device).
+
+Tensors travel through DLPack only. Before ``torch.from_dlpack`` the hub makes arrays
+with negative strides contiguous, because torch's DLPack import aborts the process on
+them (pytorch#188023).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from interchange_hub.adapter import DLPACK, Adapter, Buffer, Context, Edge
+from interchange_hub.dependencies import require
+from interchange_hub.hookspecs import hookimpl
+from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Unroutable
+from interchange_hub.protocols import Device, DeviceType
+
+
+def _torch() -> Any:
+    return require("torch", "to make torch tensors")
+
+
+_DTYPES = {"bool": "bool", "bfloat16": "bfloat16"}
+
+
+def _dtype_name(dtype: Any) -> str:
+    name = str(dtype).removeprefix("torch.")
+    return _DTYPES.get(name, name)
+
+
+def _device(t: Any) -> Device:
+    if t.device.type == "cpu":
+        return Device(DeviceType.CPU)
+    if t.device.type == "cuda":
+        return Device(DeviceType.CUDA, t.device.index or 0)
+    return Device(DeviceType.EXT_DEV, t.device.index or 0)
+
+
+class TorchAdapter(Adapter):
+    name = "torch"
+    module = "torch"
+    extra = "torch"
+    types = ("torch.Tensor",)
+
+    def owns(self, obj: object) -> bool:
+        return isinstance(obj, _torch().Tensor)
+
+    def type_kinds(self) -> Mapping[type, Kind | None]:
+        return {_torch().Tensor: Kind.TENSOR}
+
+    def describe(self, obj: Any) -> DataInfo:
+        layout = "C" if obj.is_contiguous() else "strided"
+        if obj.dim() > 1 and obj.t().is_contiguous() and not obj.is_contiguous():
+            layout = "F" if obj.dim() == 2 else "strided"
+        col = Column("", _dtype_name(obj.dtype), obj.numel() * obj.element_size(), 0)
+        return DataInfo(Kind.TENSOR, (col,), rows=obj.shape[0] if obj.dim() else 1,
+                        shape=tuple(obj.shape), layout=layout, device=_device(obj))  # fmt: skip
+
+    def buffers(self, obj: Any) -> list[Buffer]:
+        if obj.numel() == 0:
+            return []
+        storage = obj.untyped_storage()
+        return [Buffer(storage.data_ptr(), storage.nbytes(), str(_device(obj)))]
+
+    def edges(self) -> Sequence[Edge]:
+        return (
+            Edge("torch", DLPACK, self.name, "__dlpack__", _export_estimate, _export, ("torch",)),
+            Edge(DLPACK, "torch", self.name, "torch.from_dlpack", _import_estimate, _import,
+                 ("torch",)),  # fmt: skip
+        )
+
+
+def _export_estimate(ctx: Context) -> Estimate:
+    return Estimate(ctx.info, why="Tensor is a DLPack producer (detached if it needs grad)")
+
+
+def _export(value: Any, ctx: Context) -> Any:
+    if value.requires_grad:
+        value = value.detach()
+    if value.is_conj():
+        value = value.resolve_conj()
+    if value.is_neg():
+        value = value.resolve_neg()
+    return value
+
+
+def _import_estimate(ctx: Context) -> Estimate:
+    info = ctx.info
+    if info.kind != Kind.TENSOR:
+        raise Unroutable("only tensors travel through DLPack")
+    copies: tuple[Copy, ...] = ()
+    if info.layout == "negative":
+        copies = (Copy("", info.nbytes,
+                       "torch cannot import negative strides (it aborts); made contiguous"),)  # fmt: skip
+    return Estimate(info, copies, why="torch.from_dlpack shares the producer's memory",
+                    copies_all=bool(copies), shared_readonly=info.readonly and not copies)  # fmt: skip
+
+
+def _import(value: Any, ctx: Context) -> Any:
+    torch = _torch()
+    if isinstance(value, torch.Tensor):
+        return value
+    strides = getattr(value, "strides", None)
+    if strides is not None and any(s < 0 for s in strides):
+        value = value.copy()  # numpy: a fresh C-contiguous array
+    if getattr(value, "flags", None) is not None and not value.flags.writeable and value.size:
+        # torch ignores DLPack's read-only flag; it shares the memory all the same.
+        return torch.from_dlpack(value.__dlpack__(max_version=(1, 0)))
+    return torch.from_dlpack(value)
+
+
+@hookimpl
+def register_adapters(register: Any) -> None:
+    register(TorchAdapter())

@@ -1,0 +1,117 @@
+"""pyarrow-based helpers shared by adapters: type names, descriptions, buffers, reading.
+
+pyarrow is imported inside the functions; callers only reach them on routes that
+declare ``requires=("pyarrow",)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from interchange_hub.adapter import Buffer
+from interchange_hub.dependencies import require
+from interchange_hub.model import Column, DataInfo, Kind
+from interchange_hub.protocols import is_arrow_array, is_arrow_stream
+
+_FLOATS = {"halffloat": "float16", "float": "float32", "double": "float64"}
+
+
+def pa_module() -> Any:
+    return require("pyarrow", "to handle Arrow data")
+
+
+def dtype_name(arrow_type: Any) -> str:
+    """pyarrow's name for a type, with floats spelled ``float16/32/64``."""
+    name = str(arrow_type)
+    return _FLOATS.get(name, name)
+
+
+def columns_of_schema(schema: Any) -> tuple[Column, ...]:
+    return tuple(Column(f.name, dtype_name(f.type)) for f in schema)
+
+
+def _column(name: str, arr: Any) -> Column:
+    chunks = getattr(arr, "num_chunks", 1)
+    return Column(name, dtype_name(arr.type), int(arr.nbytes), int(arr.null_count), chunks)
+
+
+def describe_table(table: Any) -> DataInfo:
+    """Describe a pyarrow Table or RecordBatch."""
+    cols = tuple(_column(n, table.column(i)) for i, n in enumerate(table.column_names))
+    return DataInfo(Kind.TABLE, cols, rows=table.num_rows)
+
+
+def describe_column(arr: Any, name: str = "") -> DataInfo:
+    """Describe a pyarrow Array or ChunkedArray (a struct array counts as a column)."""
+    return DataInfo(Kind.COLUMN, (_column(name, arr),), rows=len(arr))
+
+
+def describe_schema(schema: Any, kind: Kind) -> DataInfo:
+    """Describe data known only by its schema (a stream): sizes are unknown."""
+    return DataInfo(kind, tuple(Column(c.name, c.dtype, -1, -1, -1) for c in columns_of_schema(schema)))
+
+
+def buffers(obj: Any) -> list[Buffer]:
+    """Every non-empty buffer of a pyarrow Table, RecordBatch, Array or ChunkedArray."""
+    pa = pa_module()
+    found: list[Buffer] = []
+    if isinstance(obj, pa.RecordBatchReader):
+        return found
+    if isinstance(obj, (pa.Table, pa.RecordBatch)):
+        for col in obj.columns:
+            found += buffers(col)
+        return found
+    chunks = obj.chunks if isinstance(obj, pa.ChunkedArray) else [obj]
+    for chunk in chunks:
+        for buf in chunk.buffers():
+            if buf is not None and buf.size > 0:
+                found.append(Buffer(buf.address, buf.size))
+    return found
+
+
+def read_table(value: Any) -> Any:
+    """A pyarrow Table from any Arrow producer (stream, array or record batch)."""
+    pa = pa_module()
+    if isinstance(value, pa.Table):
+        return value
+    if isinstance(value, pa.RecordBatch):
+        return pa.Table.from_batches([value])
+    if is_arrow_stream(value):
+        return pa.table(value)
+    return pa.Table.from_batches([pa.record_batch(value)])
+
+
+def read_column(value: Any) -> Any:
+    """A pyarrow Array (array producers) or ChunkedArray (stream producers)."""
+    pa = pa_module()
+    if isinstance(value, (pa.Array, pa.ChunkedArray)):
+        return value
+    if is_arrow_array(value) and not is_arrow_stream(value):
+        return pa.array(value)
+    return pa.chunked_array(value)
+
+
+def as_chunked(value: Any) -> Any:
+    pa = pa_module()
+    col = read_column(value)
+    return col if isinstance(col, pa.ChunkedArray) else pa.chunked_array([col], type=col.type)
+
+
+def table_from_column(col: Any, name: str) -> Any:
+    pa = pa_module()
+    return pa.table({name or "values": col})
+
+
+def column_from_table(table: Any) -> Any:
+    return table.column(0)
+
+
+def deep_copy(value: Any, kind: Kind) -> Any:
+    """New buffers for the same Arrow data (never shares memory with ``value``)."""
+    pa = pa_module()
+    mm = pa.default_cpu_memory_manager()
+    if kind == Kind.COLUMN:
+        col = as_chunked(value)
+        return pa.chunked_array([c.copy_to(mm) for c in col.chunks], type=col.type)
+    table = read_table(value)
+    return pa.Table.from_batches([b.copy_to(mm) for b in table.to_batches()], schema=table.schema)

@@ -1,0 +1,49 @@
+"""Optional libraries: recognise objects via ``sys.modules``, import only on demand."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from functools import cache
+from types import ModuleType
+
+from interchange_hub.errors import MissingDependencyError
+
+# The pip extra that installs each library; keep in step with pyproject.toml.
+EXTRAS = {
+    "pyarrow": "pyarrow",
+    "nanoarrow": "nanoarrow",
+    "polars": "polars",
+    "pandas": "pandas",
+    "numpy": "numpy",
+    "torch": "torch",
+    "cupy": "cupy",
+}
+
+
+def loaded(name: str) -> ModuleType | None:
+    """The module if it is already imported: an object of it can only exist if it is."""
+    return sys.modules.get(name)
+
+
+@cache
+def installed(name: str) -> bool:
+    """Whether ``name`` can be imported (checked once per process, without importing)."""
+    if name in sys.modules:
+        return True
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def require(name: str, why: str = "") -> ModuleType:
+    """Import ``name`` or raise :class:`MissingDependencyError` naming the pip extra."""
+    module = sys.modules.get(name)
+    if module is not None:
+        return module
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        raise MissingDependencyError(name, EXTRAS.get(name, name), why) from None

@@ -1,0 +1,103 @@
+"""The exceptions and warnings of interchange_hub.
+
+Every error a user can hit derives from :class:`InterchangeError`::
+
+    InterchangeError
+    ├── UnsupportedObjectError (also TypeError)   no adapter or protocol recognises the object
+    ├── UnknownTargetError (also ValueError)      ``to=`` names no known library or type
+    ├── NoRouteError                              no chain of adapters can produce the target
+    │   └── CopyRequiredError                     only routes that copy exist, and copy=False
+    ├── LossyConversionError                      strict=True and a step would lose information
+    ├── ConsumedSourceError                       a one-shot stream or capsule was already read
+    ├── ProtocolError                             a producer broke the Arrow/DLPack contract
+    ├── ConversionError                           a library failed while running a step
+    └── MissingDependencyError (also ImportError) a library is needed but not installed
+
+    LossyConversionWarning (UserWarning)          a step loses information (strict=False)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class InterchangeError(Exception):
+    """Base class of every error raised by interchange_hub."""
+
+
+class UnsupportedObjectError(InterchangeError, TypeError):
+    """The object is not owned by any adapter and exposes no interchange protocol."""
+
+    def __init__(self, obj: object, supported: Sequence[str]) -> None:
+        self.type_name = f"{type(obj).__module__}.{type(obj).__qualname__}"
+        self.supported = tuple(supported)
+        listing = ", ".join(self.supported) or "(no adapters are registered)"
+        super().__init__(
+            f"cannot convert an object of type {self.type_name}: no adapter owns it and it "
+            "exposes neither the Arrow PyCapsule interface (__arrow_c_stream__, "
+            "__arrow_c_array__) nor DLPack (__dlpack__). Supported types: "
+            f"{listing}. Wrap the data in one of these, or install a plugin for its library."
+        )
+
+
+class UnknownTargetError(InterchangeError, ValueError):
+    """``to=`` names no registered library or type."""
+
+    def __init__(self, target: object, known: Sequence[str], suggestions: Sequence[str]) -> None:
+        self.target = target
+        self.known = tuple(known)
+        hint = f" Did you mean {' or '.join(repr(s) for s in suggestions)}?" if suggestions else ""
+        super().__init__(
+            f"unknown target {target!r}.{hint} Known targets: {', '.join(self.known)}. "
+            "Pass a library name or one of its types (for example to='polars' or to=pl.Series)."
+        )
+
+
+class NoRouteError(InterchangeError):
+    """No chain of registered adapters can take the data to the target."""
+
+
+class CopyRequiredError(NoRouteError):
+    """``copy=False`` was asked for, but every route copies at least one column."""
+
+    def __init__(self, message: str, columns: Sequence[str] = ()) -> None:
+        self.columns = tuple(columns)
+        super().__init__(message)
+
+
+class LossyConversionError(InterchangeError):
+    """``strict=True`` was asked for and a step of the plan would lose information."""
+
+
+class ConsumedSourceError(InterchangeError):
+    """A one-shot stream or capsule has already been read and cannot be read again."""
+
+
+class ProtocolError(InterchangeError):
+    """A producer returned something that breaks the Arrow PyCapsule or DLPack contract."""
+
+
+class ConversionError(InterchangeError):
+    """A library raised while a step of the plan was running; the cause is chained."""
+
+
+class MissingDependencyError(InterchangeError, ImportError):
+    """A library needed for this conversion is not installed."""
+
+    def __init__(self, module: str, extra: str, why: str = "") -> None:
+        self.module = module
+        self.extra = extra
+        reason = f" {why}" if why else ""
+        super().__init__(
+            f"{module} is required{reason} but is not installed. "
+            f"Install it with: pip install 'interchange-hub[{extra}]'",
+            name=module,
+        )
+
+
+class LossyConversionWarning(UserWarning):
+    """A conversion step cannot hold a column faithfully and changes it.
+
+    The message names the column, the source type, the target type and what is lost.
+    Pass ``strict=True`` to turn it into a :class:`LossyConversionError`.
+    """

@@ -1,0 +1,172 @@
+"""The Hub: a registry, a router and the public verbs convert, plan and export."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+import pluggy
+
+from interchange_hub.adapter import ARROW, DLPACK, Adapter, Buffer, Edge
+from interchange_hub.errors import UnsupportedObjectError
+from interchange_hub.model import DataInfo
+from interchange_hub.plan import Plan
+from interchange_hub.plugins import make_plugin_manager
+from interchange_hub.protocols import Device, is_arrow, is_dlpack
+from interchange_hub.registry import Registry
+from interchange_hub.router import Request, Router
+
+
+class Hub:
+    """An independent set of adapters with its own plan cache.
+
+    :param autoload: load third-party plugins from entry points (None: follow the
+        environment variables).
+    :param plugins: the plugins to register instead of the built-in adapters.
+    """
+
+    def __init__(self, *, autoload: bool | None = None, plugins: Iterable[object] | None = None):
+        self._pm_args = (autoload, None if plugins is None else list(plugins))
+        self._pm: pluggy.PluginManager | None = None
+        self._registry = Registry()
+        self._router = Router(self._registry.edges)
+        self._lock = threading.Lock()
+
+    # -- plugins ----------------------------------------------------------------------------
+    @property
+    def plugin_manager(self) -> pluggy.PluginManager:
+        """The pluggy manager, built (and plugins loaded) on first use."""
+        if self._pm is None:
+            with self._lock:
+                if self._pm is None:
+                    autoload, plugins = self._pm_args
+                    pm = make_plugin_manager(autoload=autoload, plugins=plugins)
+                    self._collect(pm)
+                    self._pm = pm
+        return self._pm
+
+    def _collect(self, pm: pluggy.PluginManager) -> None:
+        for impl in pm.hook.register_adapters.get_hookimpls():
+            name = pm.get_name(impl.plugin) or repr(impl.plugin)
+            impl.function(register=lambda a, _n=name: self._registry.add_adapter(a, _n))
+        for impl in pm.hook.register_edges.get_hookimpls():
+            name = pm.get_name(impl.plugin) or repr(impl.plugin)
+            impl.function(register=lambda e, _n=name: self._registry.add_edge(e, _n))
+        self._router.invalidate()
+
+    @property
+    def registry(self) -> Registry:
+        _ = self.plugin_manager
+        return self._registry
+
+    def adapters(self) -> list[Adapter]:
+        """The registered adapters."""
+        return self.registry.adapters()
+
+    def edges(self) -> list[Edge]:
+        """The usable edges (those whose libraries are installed)."""
+        return self.registry.edges()
+
+    # -- verbs --------------------------------------------------------------------------------
+    def plan(
+        self,
+        obj: object,
+        to: object,
+        *,
+        copy: bool | None = None,
+        device: str | Device | None = None,
+        strict: bool = False,
+    ) -> Plan:
+        """Plan the conversion of ``obj`` to ``to`` without converting anything.
+
+        Arguments are those of :meth:`convert`.
+        """
+        return self._plan(obj, to, copy, device, strict)[0]
+
+    def convert(
+        self,
+        obj: object,
+        to: object,
+        *,
+        copy: bool | None = None,
+        device: str | Device | None = None,
+        strict: bool = False,
+    ) -> Any:
+        """Convert ``obj`` to the library or type ``to``.
+
+        :param to: a library name (``"polars"``) or a type (``pl.Series``).
+        :param copy: None copies only where needed; False raises
+            :class:`~interchange_hub.errors.CopyRequiredError` if any column must be copied;
+            True gives a result that shares no memory with ``obj``.
+        :param device: None keeps the data where it is; ``"cpu"`` or ``"cuda:N"`` asks
+            for a place.
+        :param strict: raise :class:`~interchange_hub.errors.LossyConversionError` instead
+            of warning when a step cannot keep a column faithfully.
+        """
+        plan, request, source = self._plan(obj, to, copy, device, strict)
+        return self._router.execute(obj, plan, request, source.is_one_shot(obj))
+
+    def export(self, obj: object) -> Any:
+        """An object exposing every interchange dunder that applies to ``obj``."""
+        from interchange_hub.export import make_export
+
+        return make_export(self, obj)
+
+    def describe(self, obj: object) -> DataInfo:
+        """The hub's description of ``obj`` (kind, columns, sizes, device)."""
+        return self._source(obj)[1].describe(obj)
+
+    def buffers(self, obj: object) -> list[Buffer]:
+        """The memory ranges ``obj`` uses, as its adapter reports them."""
+        return self._source(obj)[1].buffers(obj)
+
+    def shared_bytes(self, a: object, b: object) -> int:
+        """How many bytes of ``a``'s buffers lie inside ``b``'s buffers."""
+        others = self.buffers(b)
+        total = 0
+        for buf in self.buffers(a):
+            for other in others:
+                if buf.overlaps(other):
+                    lo, hi = max(buf.address, other.address), min(
+                        buf.address + buf.size, other.address + other.size
+                    )
+                    total += hi - lo
+        return total
+
+    # -- internals ------------------------------------------------------------------------------
+    def _source(self, obj: object) -> tuple[str, Adapter]:
+        registry = self.registry
+        owner = registry.owner(obj)
+        if owner is not None:
+            return owner.name, owner
+        from interchange_hub.adapters._protocol import PROTOCOL_SOURCE
+
+        if is_arrow(obj):
+            return ARROW, PROTOCOL_SOURCE
+        if is_dlpack(obj):
+            return DLPACK, PROTOCOL_SOURCE
+        raise UnsupportedObjectError(obj, registry.supported_types())
+
+    def _request(self, to: object, copy: bool | None, device: str | Device | None,
+                 strict: bool) -> Request:  # fmt: skip
+        adapter, kind, cls = self.registry.resolve_target(to)
+        dev = None if device is None else Device.parse(device)
+        return Request(adapter.name, kind, cls, copy, dev, strict)
+
+    def plan_to_node(self, obj: object, node: str) -> Plan:
+        """Plan the way to a protocol node (``"arrow"`` or ``"dlpack"``); used by export."""
+        start, source = self._source(obj)
+        return self._router.plan(obj, start, source, source.describe(obj), Request(node))
+
+    def run(self, obj: object, plan: Plan) -> Any:
+        """Run a plan made by :meth:`plan_to_node` (or :meth:`plan`, with default options)."""
+        start, source = self._source(obj)
+        return self._router.execute(obj, plan, Request(plan.target), source.is_one_shot(obj))
+
+    def _plan(self, obj: object, to: object, copy: bool | None,
+              device: str | Device | None, strict: bool) -> tuple[Plan, Request, Adapter]:  # fmt: skip
+        start, source = self._source(obj)
+        request = self._request(to, copy, device, strict)
+        info = source.describe(obj)
+        return self._router.plan(obj, start, source, info, request), request, source

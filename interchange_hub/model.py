@@ -1,0 +1,132 @@
+"""Plain data that describes what is being converted and what each step does to it.
+
+These are the values adapters and the router exchange: no data library is touched here.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+
+from interchange_hub.protocols import CPU, Device
+
+
+class Kind(str, enum.Enum):
+    """The shape of the data, which decides the kind of the result."""
+
+    TABLE = "table"  # named columns of equal length
+    COLUMN = "column"  # one named, typed sequence (possibly chunked)
+    TENSOR = "tensor"  # an n-dimensional array of one dtype
+    STREAM = "stream"  # a one-shot sequence of record batches
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column of a table (or the single column of a column, or a tensor's data).
+
+    ``dtype`` uses Arrow's type names as pyarrow prints them, except that floats are
+    ``float16``/``float32``/``float64``. ``-1`` means unknown for sizes and counts.
+    """
+
+    name: str
+    dtype: str
+    nbytes: int = -1
+    nulls: int = -1
+    chunks: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class DataInfo:
+    """A cheap description of data, read without converting it."""
+
+    kind: Kind
+    columns: tuple[Column, ...] = ()
+    rows: int = -1
+    shape: tuple[int, ...] = ()  # tensors only
+    layout: str = ""  # tensors: "C", "F", "strided" or "negative"
+    device: Device = CPU
+    readonly: bool = False
+
+    @property
+    def nbytes(self) -> int:
+        """Estimated bytes of the data (unknown sizes count as 0)."""
+        return sum(max(c.nbytes, 0) for c in self.columns)
+
+    @property
+    def signature(self) -> tuple[object, ...]:
+        """What decides the route: two inputs with one signature get the same route."""
+        cols = tuple((c.dtype, c.nulls != 0, c.chunks > 1) for c in self.columns)
+        return (self.kind, cols, len(self.shape), self.layout, self.device, self.readonly)
+
+    def but(self, **changes: object) -> DataInfo:
+        """A copy with some fields changed."""
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True)
+class Copy:
+    """One column copied by a step, and why."""
+
+    column: str
+    nbytes: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Loss:
+    """Information a step cannot keep for one column."""
+
+    column: str
+    source: str
+    target: str
+    lost: str
+
+    def message(self) -> str:
+        return f"column {self.column!r}: {self.source} -> {self.target}: {self.lost}"
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """What one step does to the data: the data it produces, its copies and losses."""
+
+    out: DataInfo
+    copies: tuple[Copy, ...] = ()
+    losses: tuple[Loss, ...] = ()
+    why: str = ""
+    copies_all: bool = False  # every byte of the output is new memory
+    moves_device: bool = False
+    shared_readonly: bool = field(default=False)
+
+
+class Unroutable(Exception):
+    """Raised by an edge's estimate when it cannot carry this data (internal to planning)."""
+
+
+def is_integer(dtype: str) -> bool:
+    return dtype.startswith(("int", "uint"))
+
+
+def is_float(dtype: str) -> bool:
+    return dtype in ("float16", "float32", "float64")
+
+
+def is_numeric(dtype: str) -> bool:
+    return is_integer(dtype) or is_float(dtype)
+
+
+def is_string(dtype: str) -> bool:
+    return dtype in ("string", "large_string", "string_view")
+
+
+def is_temporal(dtype: str) -> bool:
+    return dtype.startswith(("timestamp", "date", "time", "duration"))
+
+
+def itemsize(dtype: str) -> int:
+    """Bytes per value of a fixed-width numeric or bool dtype (0 when not fixed-width)."""
+    if dtype == "bool":
+        return 1
+    digits = "".join(ch for ch in dtype if ch.isdigit())
+    if is_numeric(dtype) and digits:
+        return int(digits) // 8
+    return 0

@@ -1,0 +1,154 @@
+"""Plans: the steps a conversion will take, what each copies, and why."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from interchange_hub.model import Copy, DataInfo, Estimate, Loss
+
+if TYPE_CHECKING:
+    from interchange_hub.adapter import Edge
+
+
+def format_bytes(n: int) -> str:
+    if n < 0:
+        return "?"
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One step of a plan: an edge and its data-aware estimate."""
+
+    edge: Edge
+    before: DataInfo
+    estimate: Estimate
+
+    @property
+    def copies(self) -> tuple[Copy, ...]:
+        return self.estimate.copies
+
+    @property
+    def losses(self) -> tuple[Loss, ...]:
+        return self.estimate.losses
+
+    @property
+    def copied_bytes(self) -> int:
+        return sum(max(c.nbytes, 0) for c in self.estimate.copies)
+
+    @property
+    def zero_copy(self) -> bool:
+        return not self.estimate.copies
+
+    @property
+    def device(self) -> str:
+        return str(self.estimate.out.device)
+
+    def line(self) -> str:
+        e = self.edge
+        mode = "zero-copy" if self.zero_copy else f"copy {format_bytes(self.copied_bytes)}"
+        if self.estimate.moves_device:
+            mode += f" (device move {self.before.device} -> {self.device})"
+        why = self.estimate.why or "-"
+        return (
+            f"{e.adapter:<10} {e.source:>9} -> {e.target:<9} via {e.protocol:<24} "
+            f"{self.device:<6} {mode:<16} {why}  [{format_bytes(self.before.nbytes)}]"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What ``convert`` will do, computed from the data before anything runs.
+
+    ``print(plan)`` shows one line per step: adapter, nodes, protocol, device, copy or
+    zero-copy, why, and the estimated bytes entering the step.
+    """
+
+    source: str
+    target: str
+    info: DataInfo
+    steps: tuple[Step, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def zero_copy(self) -> bool:
+        """True when no step copies data."""
+        return all(s.zero_copy for s in self.steps)
+
+    @property
+    def copies(self) -> tuple[Copy, ...]:
+        return tuple(c for s in self.steps for c in s.copies)
+
+    @property
+    def copied_columns(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(c.column for c in self.copies))
+
+    @property
+    def losses(self) -> tuple[Loss, ...]:
+        return tuple(loss for s in self.steps for loss in s.losses)
+
+    @property
+    def lossless(self) -> bool:
+        return not self.losses
+
+    @property
+    def copied_bytes(self) -> int:
+        return sum(s.copied_bytes for s in self.steps)
+
+    @property
+    def device_moves(self) -> int:
+        return sum(1 for s in self.steps if s.estimate.moves_device)
+
+    @property
+    def result(self) -> DataInfo:
+        return self.steps[-1].estimate.out if self.steps else self.info
+
+    def __str__(self) -> str:
+        verdict = "zero-copy" if self.zero_copy else f"copies {format_bytes(self.copied_bytes)}"
+        head = f"Plan {self.source} -> {self.target}: {verdict}, {len(self.steps)} step(s)"
+        lines = [head]
+        if not self.steps:
+            lines.append("  (no steps: the object is returned as is)")
+        for i, step in enumerate(self.steps, 1):
+            lines.append(f"  {i}. {step.line()}")
+            lines.extend(f"       copies {c.column!r}: {c.reason}" for c in step.copies)
+            lines.extend(f"       LOSSY {loss.message()}" for loss in step.losses)
+        lines.extend(f"  note: {n}" for n in self.notes)
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        kind = "zero-copy" if self.zero_copy else "copy"
+        return f"<Plan {self.source} -> {self.target} ({len(self.steps)} steps, {kind})>"
+
+    def _repr_html_(self) -> str:
+        rows = []
+        for i, s in enumerate(self.steps, 1):
+            color = "#d4f4dd" if s.zero_copy else "#fde2c8"
+            details = "<br>".join(html.escape(f"{c.column}: {c.reason}") for c in s.copies)
+            details += "".join(f"<br><b>lossy</b> {html.escape(x.message())}" for x in s.losses)
+            cells = [str(i), s.edge.adapter, f"{s.edge.source} &rarr; {s.edge.target}",
+                     s.edge.protocol, s.device,
+                     "zero-copy" if s.zero_copy else f"copy {format_bytes(s.copied_bytes)}",
+                     html.escape(s.estimate.why) + (f"<br>{details}" if details else "")]  # fmt: skip
+            tds = "".join(f"<td>{c}</td>" for c in cells)
+            rows.append(f'<tr style="background:{color}">{tds}</tr>')
+        head = "".join(
+            f"<th>{h}</th>" for h in ("#", "adapter", "step", "protocol", "device", "copy", "why")
+        )
+        title = html.escape(f"{self.source} -> {self.target}")
+        verdict = "zero-copy" if self.zero_copy else f"copies {format_bytes(self.copied_bytes)}"
+        return (
+            f"<div><b>Plan {title}</b>: {verdict}<table><tr>{head}</tr>{''.join(rows)}</table></div>"
+        )
+
+
+def summarize_copies(copies: Sequence[Copy]) -> str:
+    return "; ".join(f"column {c.column!r}: {c.reason}" for c in copies)

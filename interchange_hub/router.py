@@ -1,0 +1,269 @@
+"""The router: finds the cheapest chain of edges for some data, and runs it.
+
+The graph's nodes are library names and the protocol nodes ``"arrow"`` and
+``"dlpack"``; the device is part of the data, so a device move is an edge like any
+other. A route's cost is, in order: information lost, bytes copied (device moves
+weigh four times), columns copied, steps. Routes are cached per source type, data
+signature and request; estimates are recomputed for every call (they are cheap).
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+import weakref
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from interchange_hub.adapter import Adapter, Context, Edge
+from interchange_hub.errors import (
+    ConsumedSourceError,
+    ConversionError,
+    CopyRequiredError,
+    InterchangeError,
+    LossyConversionError,
+    LossyConversionWarning,
+    NoRouteError,
+)
+from interchange_hub.model import DataInfo, Estimate, Kind, Unroutable
+from interchange_hub.plan import Plan, Step, format_bytes
+from interchange_hub.protocols import Device
+
+MAX_STEPS = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """What the caller asked for."""
+
+    target: str  # a node: a library name, "arrow" or "dlpack"
+    kind: Kind | None = None
+    target_type: type | None = None
+    copy: bool | None = None
+    device: Device | None = None
+    strict: bool = False
+
+    def context(self, info: DataInfo) -> Context:
+        return Context(info, self.kind, self.target_type, self.copy, self.strict)
+
+
+@dataclass(slots=True)
+class _Route:
+    steps: list[Step]
+    cost: tuple[int, int, int, int]
+    satisfied: bool
+
+
+class Router:
+    """Plans and executes conversions over the edges of a registry."""
+
+    def __init__(self, edges: Callable[[], Sequence[Edge]]) -> None:
+        self._edges = edges
+        self._by_source: dict[str, list[Edge]] | None = None
+        self._cache: dict[tuple[object, ...], tuple[Edge, ...]] = {}
+        self._consumed: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._lock = threading.Lock()
+
+    def invalidate(self) -> None:
+        """Forget the edge index and cached routes (after registering adapters)."""
+        with self._lock:
+            self._by_source = None
+            self._cache.clear()
+
+    def _index(self) -> dict[str, list[Edge]]:
+        index = self._by_source
+        if index is None:
+            built: dict[str, list[Edge]] = defaultdict(list)
+            for edge in self._edges():
+                built[edge.source].append(edge)
+            index = self._by_source = dict(built)
+        return index
+
+    # -- planning -------------------------------------------------------------------------
+    def plan(
+        self, obj: object, start: str, source: Adapter, info: DataInfo, request: Request
+    ) -> Plan:
+        names = (_type_name(obj), _target_name(request))
+        if self._is_identity(obj, start, info, request):
+            return Plan(names[0], names[1], info, ())
+        key = (type(obj), info.signature, request)
+        cached = self._cache.get(key)
+        if cached is not None:
+            steps = self._replay(cached, info, request)
+            if steps is not None:
+                return self._finish(names, info, steps, request)
+        route = self._search(start, info, request)
+        with self._lock:
+            self._cache[key] = tuple(s.edge for s in route.steps)
+        return self._finish(names, info, route.steps, request)
+
+    def _is_identity(self, obj: object, start: str, info: DataInfo, req: Request) -> bool:
+        if start != req.target or req.copy:
+            return False
+        if req.device is not None and info.device != req.device:
+            return False
+        return req.target_type is None or isinstance(obj, req.target_type)
+
+    def _replay(self, edges: Sequence[Edge], info: DataInfo, req: Request) -> list[Step] | None:
+        steps = []
+        for edge in edges:
+            try:
+                est = edge.estimate(req.context(info))
+            except Unroutable:
+                return None
+            steps.append(Step(edge, info, est))
+            info = est.out
+        return steps
+
+    def _search(self, start: str, info: DataInfo, req: Request) -> _Route:
+        index = self._index()
+        best: _Route | None = None
+        cheapest_copying: _Route | None = None
+        failures: list[str] = []
+
+        def visit(node: str, data: DataInfo, steps: list[Step], seen: frozenset[str],
+                  sat: bool) -> None:  # fmt: skip
+            nonlocal best, cheapest_copying
+            if steps and node == req.target:
+                if req.device is not None and data.device != req.device:
+                    failures.append(f"the route ends on {data.device}, not {req.device}")
+                    return
+                if req.copy and not sat:
+                    return
+                route = _Route(list(steps), _cost(steps), sat)
+                if any(s.copies for s in steps) and req.copy is False:
+                    if cheapest_copying is None or route.cost < cheapest_copying.cost:
+                        cheapest_copying = route
+                    return
+                if best is None or route.cost < best.cost:
+                    best = route
+                return
+            if len(steps) >= MAX_STEPS:
+                return
+            for edge in index.get(node, ()):
+                loop = edge.target == edge.source
+                if (edge.target in seen and edge.target != req.target and not loop) or (
+                    loop and any(s.edge is edge for s in steps)
+                ):
+                    continue
+                try:
+                    est = edge.estimate(req.context(data))
+                except Unroutable as exc:
+                    failures.append(f"{edge.source} -> {edge.target} ({edge.adapter}): {exc}")
+                    continue
+                step = Step(edge, data, est)
+                visit(edge.target, est.out, [*steps, step], seen | {edge.target},
+                      sat or est.copies_all)  # fmt: skip
+
+        visit(start, info, [], frozenset({start}), False)
+        if best is not None:
+            return best
+        if cheapest_copying is not None:
+            raise CopyRequiredError(_copy_message(cheapest_copying), _copied(cheapest_copying))
+        reasons = "; ".join(dict.fromkeys(failures)) or "no adapter connects them"
+        raise NoRouteError(
+            f"no route from {start} ({info.kind.value}) to {_target_name(req)}: {reasons}"
+        )
+
+    def _finish(self, names: tuple[str, str], info: DataInfo, steps: list[Step],
+                req: Request) -> Plan:  # fmt: skip
+        notes = []
+        final = steps[-1].estimate.out if steps else info
+        if req.kind == Kind.COLUMN and final.kind == Kind.TABLE and len(final.columns) != 1:
+            raise NoRouteError(
+                f"{names[1]} holds one column but the data is a table of "
+                f"{len(final.columns)} columns; select one column first"
+            )
+        if info.kind == Kind.STREAM:
+            notes.append("the source is a one-shot stream: converting it consumes it")
+        if any(s.estimate.shared_readonly for s in steps):
+            notes.append(
+                "the result shares read-only memory with the source; writing to it (torch "
+                "ignores the read-only flag) changes the source. Pass copy=True to avoid it"
+            )
+        plan = Plan(names[0], names[1], info, tuple(steps), tuple(notes))
+        if req.strict and plan.losses:
+            raise LossyConversionError(
+                "strict=True, but this conversion would lose information: "
+                + "; ".join(loss.message() for loss in plan.losses)
+                + ". Convert those columns first, or pass strict=False to accept it with a warning"
+            )
+        return plan
+
+    # -- execution ------------------------------------------------------------------------
+    def execute(self, obj: object, plan: Plan, request: Request, one_shot: bool) -> object:
+        if one_shot:
+            self._claim(obj)
+        for loss in plan.losses:
+            warnings.warn(
+                f"lossy conversion to {plan.target}: {loss.message()}",
+                LossyConversionWarning,
+                stacklevel=4,
+            )
+        value: Any = obj
+        for number, step in enumerate(plan.steps, 1):
+            try:
+                value = step.edge.run(value, request.context(step.before))
+            except InterchangeError:
+                raise
+            except Exception as exc:
+                e = step.edge
+                raise ConversionError(
+                    f"step {number} ({e.source} -> {e.target} via {e.protocol}, adapter "
+                    f"{e.adapter}) failed: {type(exc).__name__}: {exc}"
+                ) from exc
+        return value
+
+    def _claim(self, obj: object) -> None:
+        with self._lock:
+            try:
+                if obj in self._consumed:
+                    raise ConsumedSourceError(
+                        f"this {_type_name(obj)} was already converted, and a stream can "
+                        "be read only once; create a new reader, or convert it to a table "
+                        "first and convert the table"
+                    )
+                self._consumed.add(obj)
+            except TypeError:  # not weak-referenceable: cannot be tracked
+                pass
+
+
+def _cost(steps: Sequence[Step]) -> tuple[int, int, int, int]:
+    losses = sum(len(s.losses) for s in steps)
+    copied = sum(s.copied_bytes * (4 if s.estimate.moves_device else 1) for s in steps)
+    columns = sum(len(s.copies) for s in steps)
+    return (losses, copied, columns, len(steps))
+
+
+def _copied(route: _Route) -> list[str]:
+    return list(dict.fromkeys(c.column for s in route.steps for c in s.copies))
+
+
+def _copy_message(route: _Route) -> str:
+    parts = []
+    for s in route.steps:
+        for c in s.copies:
+            parts.append(
+                f"column {c.column!r} is copied ({format_bytes(c.nbytes)}) at step "
+                f"{s.edge.source} -> {s.edge.target}: {c.reason}"
+            )
+    return (
+        "copy=False, but every route copies: "
+        + "; ".join(parts)
+        + ". Pass copy=None to allow the copy, or change the data (e.g. fill nulls, rechunk)"
+    )
+
+
+def _type_name(obj: object) -> str:
+    cls = type(obj)
+    return f"{cls.__module__.split('.')[0]}.{cls.__qualname__}"
+
+
+def _target_name(req: Request) -> str:
+    if req.target_type is not None:
+        return f"{req.target_type.__module__.split('.')[0]}.{req.target_type.__qualname__}"
+    return req.target + (f" ({req.kind.value})" if req.kind else "")
+
+

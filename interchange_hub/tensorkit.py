@@ -1,0 +1,290 @@
+"""numpy-based helpers: describe tensors, and move data between Arrow columns and tensors.
+
+The estimate functions here and the conversion functions beside them must agree: each
+``estimate_*`` predicts what the matching conversion copies and loses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from interchange_hub.adapter import Buffer
+from interchange_hub.dependencies import require
+from interchange_hub.model import (
+    Column,
+    Copy,
+    DataInfo,
+    Estimate,
+    Kind,
+    Loss,
+    Unroutable,
+    is_float,
+    is_integer,
+    is_numeric,
+    is_string,
+    itemsize,
+)
+from interchange_hub.protocols import CPU, Device
+
+TENSOR_NAME = ""  # the column name of a 1-D tensor
+FIXED_SHAPE_TENSOR = "extension<arrow.fixed_shape_tensor"
+
+
+def np_module() -> Any:
+    return require("numpy", "to handle tensors")
+
+
+def np_dtype_name(dtype: Any) -> str:
+    """The hub's name for a numpy dtype."""
+    kind = dtype.kind
+    if kind in "iufc":
+        return str(dtype.name)
+    if kind == "b":
+        return "bool"
+    if kind in "Mm":
+        unit = dtype.name.split("[")[-1].rstrip("]") if "[" in dtype.name else "ns"
+        return f"{'timestamp' if kind == 'M' else 'duration'}[{unit}]"
+    return {"U": "numpy_str", "S": "numpy_bytes", "O": "object"}.get(kind, str(dtype))
+
+
+def layout_of(arr: Any) -> str:
+    if arr.ndim <= 1 and arr.flags.c_contiguous or arr.ndim > 1 and arr.flags.c_contiguous:
+        return "C"
+    if arr.flags.f_contiguous:
+        return "F"
+    if any(s < 0 for s in arr.strides):
+        return "negative"
+    return "strided"
+
+
+def describe_ndarray(arr: Any, device: Device = CPU) -> DataInfo:
+    col = Column(TENSOR_NAME, np_dtype_name(arr.dtype), int(arr.nbytes), 0)
+    if arr.dtype.kind in "fc" or arr.dtype.kind in "Mm":
+        col = Column(TENSOR_NAME, col.dtype, col.nbytes, 0)
+    return DataInfo(
+        Kind.TENSOR, (col,), rows=arr.shape[0] if arr.ndim else 1, shape=tuple(arr.shape),
+        layout=layout_of(arr), device=device, readonly=not arr.flags.writeable,
+    )  # fmt: skip
+
+
+def ndarray_buffers(arr: Any) -> list[Buffer]:
+    np = np_module()
+    if arr.size == 0:
+        return []
+    lo, hi = np.lib.array_utils.byte_bounds(arr)
+    return [Buffer(lo, hi - lo)]
+
+
+def dlpack_dtype(dtype: str) -> bool:
+    """Whether DLPack can carry the dtype."""
+    return is_numeric(dtype) or dtype in ("bool", "bfloat16") or dtype.startswith("complex")
+
+
+# -- Arrow -> tensor -------------------------------------------------------------------------
+def _column_plan(col: Column, dlpack_only: bool) -> tuple[str, list[Copy], list[Loss]]:
+    """What converting one Arrow column to a 1-D ndarray gives: dtype, copies, losses."""
+    copies: list[Copy] = []
+    losses: list[Loss] = []
+    dtype, name, n = col.dtype, col.name, col.nbytes
+    if col.chunks > 1:
+        copies.append(Copy(name, n, f"{col.chunks} chunks are concatenated into one tensor"))
+    if is_numeric(dtype):
+        if col.nulls > 0:
+            out = "float64" if is_integer(dtype) else dtype
+            copies.append(Copy(name, n, "nulls are filled with NaN"))
+            lost = "nulls become NaN"
+            if is_integer(dtype):
+                lost += "; integers above 2**53 lose precision"
+            losses.append(Loss(name, f"{dtype} with {col.nulls} nulls", out, lost))
+            return out, copies, losses
+        return dtype, copies, losses
+    if dtype == "bool":
+        if col.nulls > 0:
+            raise Unroutable(
+                f"bool column {name!r} has {col.nulls} nulls, which a tensor cannot hold; "
+                "fill them first (e.g. fill_null(False))"
+            )
+        copies.append(Copy(name, n, "Arrow booleans are bit-packed; tensors use a byte each"))
+        return "bool", copies, losses
+    if dtype.startswith(("timestamp", "duration")):
+        unit = dtype.split("[")[1].split(",")[0].rstrip("]")
+        if dlpack_only:
+            losses.append(Loss(name, dtype, "int64", f"stored as int64 {unit} since the epoch"))
+            if col.nulls > 0:
+                raise Unroutable(f"column {name!r} ({dtype}) has nulls, which DLPack cannot carry")
+            return "int64", copies, losses
+        if "tz=" in dtype:
+            zone = dtype.split("tz=")[1].rstrip("]")
+            losses.append(Loss(name, dtype, f"datetime64[{unit}]",
+                               f"time zone {zone} is dropped (values stay UTC instants)"))  # fmt: skip
+        if col.nulls > 0:
+            copies.append(Copy(name, n, "nulls become NaT"))
+        kind = "timestamp" if dtype.startswith("timestamp") else "duration"
+        return f"{kind}[{unit}]", copies, losses
+    if dtype.startswith(FIXED_SHAPE_TENSOR):
+        if dlpack_only and col.chunks > 1:
+            pass
+        return dtype, copies, losses
+    if dlpack_only:
+        raise Unroutable(f"column {name!r} ({dtype}) cannot be stored in a tensor")
+    if dtype.startswith("date32"):
+        copies.append(Copy(name, n, "date32 days are widened to datetime64[D]"))
+        return "timestamp[D]", copies, losses
+    copies.append(Copy(name, n, f"{dtype} values become Python objects"))
+    return "object", copies, losses
+
+
+def estimate_to_tensor(info: DataInfo, dlpack_only: bool) -> Estimate:
+    """Arrow table or column -> ndarray (1-D for a column, 2-D for a table)."""
+    if info.kind == Kind.TENSOR:
+        raise Unroutable("already a tensor")
+    if not info.columns:
+        raise Unroutable("a table without columns cannot become a tensor")
+    planned = [_column_plan(c, dlpack_only) for c in info.columns]
+    copies = [c for _, cs, _ in planned for c in cs]
+    losses = [x for _, _, ls in planned for x in ls]
+    rows = info.rows
+    if info.kind == Kind.COLUMN and len(info.columns) == 1:
+        dtype = planned[0][0]
+        if dtype.startswith(FIXED_SHAPE_TENSOR):
+            out = DataInfo(Kind.TENSOR, (Column(TENSOR_NAME, _storage_of(dtype), info.nbytes, 0),),
+                           rows=rows, shape=(rows, *_shape_of(dtype)), layout="C", readonly=True)  # fmt: skip
+            return Estimate(out, tuple(copies), why="fixed-shape tensor column -> n-D tensor")
+        out = DataInfo(Kind.TENSOR, (Column(TENSOR_NAME, dtype, info.nbytes, 0),), rows=rows,
+                       shape=(rows,), layout="C", readonly=not copies)  # fmt: skip
+        why = "single chunk, no nulls: buffers shared" if not copies else "column -> 1-D tensor"
+        return Estimate(out, tuple(copies), tuple(losses), why, copies_all=bool(copies),
+                        shared_readonly=not copies)  # fmt: skip
+    dtypes = {d for d, _, _ in planned}
+    if len(dtypes) != 1 or next(iter(dtypes)) in ("object",):
+        listing = ", ".join(f"{c.name}: {c.dtype}" for c in info.columns)
+        raise Unroutable(
+            f"a table goes to a tensor only when all columns share one numeric dtype "
+            f"(found {listing}); cast the columns to one dtype first"
+        )
+    dtype = dtypes.pop()
+    if info.columns[0].dtype.startswith(FIXED_SHAPE_TENSOR):
+        raise Unroutable("a table of tensor columns cannot become one tensor")
+    copies = [Copy(c.name, c.nbytes, "a 2-D tensor interleaves the columns (row-major)")
+              for c in info.columns]  # fmt: skip
+    out = DataInfo(Kind.TENSOR, (Column(TENSOR_NAME, dtype, info.nbytes, 0),), rows=rows,
+                   shape=(max(rows, 0), len(info.columns)), layout="C")  # fmt: skip
+    return Estimate(out, tuple(copies), tuple(losses), "table -> 2-D tensor", copies_all=True)
+
+
+def _storage_of(dtype: str) -> str:
+    value = dtype.split("value_type=")[1].split(",")[0]
+    return {"double": "float64", "float": "float32", "halffloat": "float16"}.get(value, value)
+
+
+def _shape_of(dtype: str) -> tuple[int, ...]:
+    inner = dtype.split("shape=[")[1].split("]")[0]
+    return tuple(int(x) for x in inner.split(",") if x)
+
+
+def column_to_ndarray(col: Any, dlpack_only: bool) -> Any:
+    """A pyarrow Array/ChunkedArray -> 1-D (or n-D for tensor columns) ndarray."""
+    pa = require("pyarrow")
+    np = np_module()
+    if isinstance(col, pa.ChunkedArray):
+        col = col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
+    typ = col.type
+    if isinstance(typ, pa.FixedShapeTensorType):
+        return col.to_numpy_ndarray()
+    if pa.types.is_timestamp(typ) or pa.types.is_duration(typ):
+        if dlpack_only:
+            return col.view(pa.int64()).to_numpy(zero_copy_only=False)
+        if pa.types.is_timestamp(typ) and typ.tz is not None:
+            col = col.cast(pa.timestamp(typ.unit))
+    if pa.types.is_integer(typ) and col.null_count:
+        return col.cast(pa.float64()).to_numpy(zero_copy_only=False)
+    if pa.types.is_date32(typ):
+        return col.to_numpy(zero_copy_only=False).astype("datetime64[D]")
+    if is_string(str(typ)) or not (pa.types.is_primitive(typ) or pa.types.is_temporal(typ)):
+        return np.asarray(col.to_pylist() if pa.types.is_dictionary(typ) else
+                          col.to_numpy(zero_copy_only=False), dtype=object)  # fmt: skip
+    return col.to_numpy(zero_copy_only=False)
+
+
+def table_to_ndarray(table: Any, dlpack_only: bool) -> Any:
+    np = np_module()
+    arrays = [column_to_ndarray(c, dlpack_only) for c in table.columns]
+    if not arrays:
+        raise ValueError("a table without columns cannot become a tensor")
+    return np.column_stack(arrays) if table.num_rows else np.empty((0, len(arrays)), arrays[0].dtype)
+
+
+# -- tensor -> Arrow -------------------------------------------------------------------------
+def _vector_copy(dtype: str, contiguous: bool, name: str, nbytes: int) -> list[Copy]:
+    if dtype == "bool":
+        return [Copy(name, nbytes, "numpy booleans (a byte each) are bit-packed for Arrow")]
+    if dtype in ("numpy_str", "numpy_bytes", "object"):
+        return [Copy(name, nbytes, f"{dtype} values are encoded as Arrow strings/values")]
+    if dtype.startswith("complex"):
+        raise Unroutable("Arrow has no complex type")
+    if dtype == "bfloat16":
+        raise Unroutable("Arrow and numpy have no bfloat16; cast to float32 first")
+    if not contiguous:
+        return [Copy(name, nbytes, "Arrow arrays must be contiguous; the strided data is gathered")]
+    return []
+
+
+def estimate_from_tensor(info: DataInfo) -> Estimate:
+    """ndarray -> Arrow: 1-D -> column, 2-D -> table, more -> fixed-shape tensor column."""
+    if not info.device.is_cpu:
+        raise Unroutable(f"the data is on {info.device}; Arrow data must be on the CPU")
+    (col,) = info.columns
+    shape, dtype = info.shape, col.dtype
+    if len(shape) == 0:
+        raise Unroutable("a 0-d tensor (a scalar) is neither a column nor a table")
+    if len(shape) == 1:
+        copies = _vector_copy(dtype, info.layout == "C", TENSOR_NAME, col.nbytes)
+        out = DataInfo(Kind.COLUMN, (Column(TENSOR_NAME, _arrow_dtype(dtype), col.nbytes, 0),),
+                       rows=shape[0])  # fmt: skip
+        why = "contiguous buffer wrapped as an Arrow array" if not copies else "1-D tensor -> column"
+        return Estimate(out, tuple(copies), why=why, copies_all=bool(copies))
+    if len(shape) == 2:
+        per_col = col.nbytes // max(shape[1], 1)
+        names = [f"column_{i}" for i in range(shape[1])]
+        # Each column is contiguous when the array is F-ordered (or has one column).
+        contiguous = info.layout == "F" or (info.layout == "C" and shape[1] == 1)
+        copies = [c for n in names for c in _vector_copy(dtype, contiguous, n, per_col)]
+        if not contiguous and copies and info.layout == "C":
+            copies = [Copy(c.column, c.nbytes, "a C-ordered 2-D tensor stores rows together; "
+                           "each column is gathered (a Fortran-ordered array is zero-copy)")
+                      for c in copies]  # fmt: skip
+        cols = tuple(Column(n, _arrow_dtype(dtype), per_col, 0) for n in names)
+        out = DataInfo(Kind.TABLE, cols, rows=shape[0])
+        return Estimate(out, tuple(copies), why="2-D tensor -> table, one column per tensor column",
+                        copies_all=len(copies) == len(names))  # fmt: skip
+    copies = _vector_copy(dtype, info.layout == "C", TENSOR_NAME, col.nbytes)
+    if dtype in ("bool", "numpy_str", "numpy_bytes", "object"):
+        raise Unroutable(f"a fixed-shape tensor column cannot hold {dtype} values")
+    value = {"float64": "double", "float32": "float", "float16": "halffloat"}.get(dtype, dtype)
+    ext = f"{FIXED_SHAPE_TENSOR}[value_type={value}, shape=[{','.join(map(str, shape[1:]))}]]>"
+    out = DataInfo(Kind.COLUMN, (Column(TENSOR_NAME, ext, col.nbytes, 0),), rows=shape[0])
+    return Estimate(out, tuple(copies), why=f"{len(shape)}-D tensor -> fixed-shape tensor column",
+                    copies_all=bool(copies))  # fmt: skip
+
+
+def _arrow_dtype(dtype: str) -> str:
+    return {"numpy_str": "string", "numpy_bytes": "binary"}.get(dtype, dtype)
+
+
+def ndarray_to_arrow(arr: Any) -> Any:
+    """The Arrow object for an ndarray: Array (1-D), Table (2-D) or tensor column (n-D)."""
+    pa = require("pyarrow")
+    np = np_module()
+    if arr.ndim == 1:
+        return pa.array(arr if arr.dtype.kind != "O" else arr.tolist())
+    if arr.ndim == 2:
+        return pa.table({f"column_{i}": pa.array(arr[:, i]) for i in range(arr.shape[1])})
+    return pa.FixedShapeTensorArray.from_numpy_ndarray(np.ascontiguousarray(arr))
+
+
+def float_like(dtype: str) -> bool:
+    return is_float(dtype)
+
+
+def nbytes_per_row(info: DataInfo) -> int:
+    return sum(itemsize(c.dtype) for c in info.columns)

@@ -27,7 +27,7 @@ from interchange_hub.errors import (
 from interchange_hub.hookspecs import hookimpl
 from interchange_hub.hub import Hub
 from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Loss, Unroutable
-from interchange_hub.plan import Plan, Step
+from interchange_hub.plans import Plan, Step
 from interchange_hub.protocols import Device
 
 __all__ = [

@@ -8,11 +8,13 @@ and the two protocol nodes, ``"arrow"`` (Arrow PyCapsule producers on the CPU) a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from interchange_hub.model import DataInfo, Estimate, Kind
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+    from interchange_hub.model import DataInfo, Estimate, Kind
 
 ARROW = "arrow"
 DLPACK = "dlpack"

@@ -48,7 +48,9 @@ def describe_column(arr: Any, name: str = "") -> DataInfo:
 
 def describe_schema(schema: Any, kind: Kind) -> DataInfo:
     """Describe data known only by its schema (a stream): sizes are unknown."""
-    return DataInfo(kind, tuple(Column(c.name, c.dtype, -1, -1, -1) for c in columns_of_schema(schema)))
+    return DataInfo(
+        kind, tuple(Column(c.name, c.dtype, -1, -1, -1) for c in columns_of_schema(schema))
+    )
 
 
 def buffers(obj: Any) -> list[Buffer]:
@@ -104,6 +106,14 @@ def table_from_column(col: Any, name: str) -> Any:
 
 def column_from_table(table: Any) -> Any:
     return table.column(0)
+
+
+def single_batch(table: Any) -> Any:
+    """One RecordBatch holding a whole table (its chunks are combined: a copy if several)."""
+    batches = table.combine_chunks().to_batches()
+    if batches:
+        return batches[0]
+    return pa_module().RecordBatch.from_pylist([], schema=table.schema)
 
 
 def deep_copy(value: Any, kind: Kind) -> Any:

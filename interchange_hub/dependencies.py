@@ -6,9 +6,12 @@ import importlib
 import importlib.util
 import sys
 from functools import cache
-from types import ModuleType
+from typing import TYPE_CHECKING
 
 from interchange_hub.errors import MissingDependencyError
+
+if TYPE_CHECKING:
+    from types import ModuleType
 
 # The pip extra that installs each library; keep in step with pyproject.toml.
 EXTRAS = {

@@ -18,7 +18,10 @@ Every error a user can hit derives from :class:`InterchangeError`::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 class InterchangeError(Exception):

@@ -6,12 +6,13 @@ are plugins of exactly this kind (see ``interchange_hub.adapters``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import pluggy
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from interchange_hub.adapter import Adapter, Edge
 
 PROJECT = "interchange_hub"

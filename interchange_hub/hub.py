@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
-from typing import Any
-
-import pluggy
+from typing import TYPE_CHECKING, Any
 
 from interchange_hub.adapter import ARROW, DLPACK, Adapter, Buffer, Edge
 from interchange_hub.errors import UnsupportedObjectError
-from interchange_hub.model import DataInfo
-from interchange_hub.plan import Plan
 from interchange_hub.plugins import make_plugin_manager
 from interchange_hub.protocols import Device, is_arrow, is_dlpack
 from interchange_hub.registry import Registry
 from interchange_hub.router import Request, Router
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    import pluggy
+
+    from interchange_hub.model import DataInfo
+    from interchange_hub.plans import Plan
 
 
 class Hub:
@@ -109,7 +112,7 @@ class Hub:
 
     def export(self, obj: object) -> Any:
         """An object exposing every interchange dunder that applies to ``obj``."""
-        from interchange_hub.export import make_export
+        from interchange_hub.exported import make_export
 
         return make_export(self, obj)
 
@@ -128,8 +131,9 @@ class Hub:
         for buf in self.buffers(a):
             for other in others:
                 if buf.overlaps(other):
-                    lo, hi = max(buf.address, other.address), min(
-                        buf.address + buf.size, other.address + other.size
+                    lo, hi = (
+                        max(buf.address, other.address),
+                        min(buf.address + buf.size, other.address + other.size),
                     )
                     total += hi - lo
         return total
@@ -148,8 +152,9 @@ class Hub:
             return DLPACK, PROTOCOL_SOURCE
         raise UnsupportedObjectError(obj, registry.supported_types())
 
-    def _request(self, to: object, copy: bool | None, device: str | Device | None,
-                 strict: bool) -> Request:  # fmt: skip
+    def _request(
+        self, to: object, copy: bool | None, device: str | Device | None, strict: bool
+    ) -> Request:
         adapter, kind, cls = self.registry.resolve_target(to)
         dev = None if device is None else Device.parse(device)
         return Request(adapter.name, kind, cls, copy, dev, strict)
@@ -161,11 +166,12 @@ class Hub:
 
     def run(self, obj: object, plan: Plan) -> Any:
         """Run a plan made by :meth:`plan_to_node` (or :meth:`plan`, with default options)."""
-        start, source = self._source(obj)
+        source = self._source(obj)[1]
         return self._router.execute(obj, plan, Request(plan.target), source.is_one_shot(obj))
 
-    def _plan(self, obj: object, to: object, copy: bool | None,
-              device: str | Device | None, strict: bool) -> tuple[Plan, Request, Adapter]:  # fmt: skip
+    def _plan(
+        self, obj: object, to: object, copy: bool | None, device: str | Device | None, strict: bool
+    ) -> tuple[Plan, Request, Adapter]:
         start, source = self._source(obj)
         request = self._request(to, copy, device, strict)
         info = source.describe(obj)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from interchange_hub.protocols import CPU, Device
 
 
-class Kind(str, enum.Enum):
+class Kind(enum.StrEnum):
     """The shape of the data, which decides the kind of the result."""
 
     TABLE = "table"  # named columns of equal length

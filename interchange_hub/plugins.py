@@ -5,11 +5,14 @@ from __future__ import annotations
 import importlib
 import os
 import warnings
-from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import pluggy
 
 from interchange_hub import hookspecs
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 ENTRY_POINT_GROUP = "interchange_hub"
 LOAD_PLUGINS_ENV = "INTERCHANGE_HUB_LOAD_PLUGINS"

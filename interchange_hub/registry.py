@@ -6,16 +6,27 @@ import difflib
 import sys
 import threading
 import warnings
-from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from interchange_hub.adapter import PROTOCOL_NODES, Adapter, AdapterRecord, Edge
 from interchange_hub.dependencies import installed
 from interchange_hub.errors import UnknownTargetError
-from interchange_hub.model import Kind
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from interchange_hub.model import Kind
 
 # Short names people type for the built-in libraries.
-ALIASES = {"pa": "pyarrow", "arrow": "pyarrow", "na": "nanoarrow", "pl": "polars",
-           "pd": "pandas", "np": "numpy", "pt": "torch"}  # fmt: skip
+ALIASES = {
+    "pa": "pyarrow",
+    "arrow": "pyarrow",
+    "na": "nanoarrow",
+    "pl": "polars",
+    "pd": "pandas",
+    "np": "numpy",
+    "pt": "torch",
+}
 
 
 class Registry:
@@ -88,7 +99,7 @@ class Registry:
                 if adapter.owns(obj):
                     found = adapter
                     break
-            except Exception:  # noqa: BLE001 - a broken adapter must not break ownership checks
+            except Exception:  # noqa: BLE001, S112 - a broken adapter must not break ownership
                 continue
         self._owner_cache[cls] = found
         return found

@@ -13,9 +13,8 @@ import threading
 import warnings
 import weakref
 from collections import defaultdict
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from interchange_hub.adapter import Adapter, Context, Edge
 from interchange_hub.errors import (
@@ -27,9 +26,13 @@ from interchange_hub.errors import (
     LossyConversionWarning,
     NoRouteError,
 )
-from interchange_hub.model import DataInfo, Estimate, Kind, Unroutable
-from interchange_hub.plan import Plan, Step, format_bytes
-from interchange_hub.protocols import Device
+from interchange_hub.model import DataInfo, Kind, Unroutable
+from interchange_hub.plans import Plan, Step, format_bytes
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from interchange_hub.protocols import Device
 
 MAX_STEPS = 6
 
@@ -123,8 +126,9 @@ class Router:
         cheapest_copying: _Route | None = None
         failures: list[str] = []
 
-        def visit(node: str, data: DataInfo, steps: list[Step], seen: frozenset[str],
-                  sat: bool) -> None:  # fmt: skip
+        def visit(
+            node: str, data: DataInfo, steps: list[Step], seen: frozenset[str], sat: bool
+        ) -> None:
             nonlocal best, cheapest_copying
             if steps and node == req.target:
                 if req.device is not None and data.device != req.device:
@@ -154,8 +158,13 @@ class Router:
                     failures.append(f"{edge.source} -> {edge.target} ({edge.adapter}): {exc}")
                     continue
                 step = Step(edge, data, est)
-                visit(edge.target, est.out, [*steps, step], seen | {edge.target},
-                      sat or est.copies_all)  # fmt: skip
+                visit(
+                    edge.target,
+                    est.out,
+                    [*steps, step],
+                    seen | {edge.target},
+                    sat or est.copies_all,
+                )
 
         visit(start, info, [], frozenset({start}), False)
         if best is not None:
@@ -167,8 +176,9 @@ class Router:
             f"no route from {start} ({info.kind.value}) to {_target_name(req)}: {reasons}"
         )
 
-    def _finish(self, names: tuple[str, str], info: DataInfo, steps: list[Step],
-                req: Request) -> Plan:  # fmt: skip
+    def _finish(
+        self, names: tuple[str, str], info: DataInfo, steps: list[Step], req: Request
+    ) -> Plan:
         notes = []
         final = steps[-1].estimate.out if steps else info
         if req.kind == Kind.COLUMN and final.kind == Kind.TABLE and len(final.columns) != 1:
@@ -265,5 +275,3 @@ def _target_name(req: Request) -> str:
     if req.target_type is not None:
         return f"{req.target_type.__module__.split('.')[0]}.{req.target_type.__qualname__}"
     return req.target + (f" ({req.kind.value})" if req.kind else "")
-
-

@@ -62,9 +62,14 @@ def describe_ndarray(arr: Any, device: Device = CPU) -> DataInfo:
     if arr.dtype.kind in "fc" or arr.dtype.kind in "Mm":
         col = Column(TENSOR_NAME, col.dtype, col.nbytes, 0)
     return DataInfo(
-        Kind.TENSOR, (col,), rows=arr.shape[0] if arr.ndim else 1, shape=tuple(arr.shape),
-        layout=layout_of(arr), device=device, readonly=not arr.flags.writeable,
-    )  # fmt: skip
+        Kind.TENSOR,
+        (col,),
+        rows=arr.shape[0] if arr.ndim else 1,
+        shape=tuple(arr.shape),
+        layout=layout_of(arr),
+        device=device,
+        readonly=not arr.flags.writeable,
+    )
 
 
 def ndarray_buffers(arr: Any) -> list[Buffer]:
@@ -115,8 +120,14 @@ def _column_plan(col: Column, dlpack_only: bool) -> tuple[str, list[Copy], list[
             return "int64", copies, losses
         if "tz=" in dtype:
             zone = dtype.split("tz=")[1].rstrip("]")
-            losses.append(Loss(name, dtype, f"datetime64[{unit}]",
-                               f"time zone {zone} is dropped (values stay UTC instants)"))  # fmt: skip
+            losses.append(
+                Loss(
+                    name,
+                    dtype,
+                    f"datetime64[{unit}]",
+                    f"time zone {zone} is dropped (values stay UTC instants)",
+                )
+            )
         if col.nulls > 0:
             copies.append(Copy(name, n, "nulls become NaT"))
         kind = "timestamp" if dtype.startswith("timestamp") else "duration"
@@ -147,14 +158,32 @@ def estimate_to_tensor(info: DataInfo, dlpack_only: bool) -> Estimate:
     if info.kind == Kind.COLUMN and len(info.columns) == 1:
         dtype = planned[0][0]
         if dtype.startswith(FIXED_SHAPE_TENSOR):
-            out = DataInfo(Kind.TENSOR, (Column(TENSOR_NAME, _storage_of(dtype), info.nbytes, 0),),
-                           rows=rows, shape=(rows, *_shape_of(dtype)), layout="C", readonly=True)  # fmt: skip
+            out = DataInfo(
+                Kind.TENSOR,
+                (Column(TENSOR_NAME, _storage_of(dtype), info.nbytes, 0),),
+                rows=rows,
+                shape=(rows, *_shape_of(dtype)),
+                layout="C",
+                readonly=True,
+            )
             return Estimate(out, tuple(copies), why="fixed-shape tensor column -> n-D tensor")
-        out = DataInfo(Kind.TENSOR, (Column(TENSOR_NAME, dtype, info.nbytes, 0),), rows=rows,
-                       shape=(rows,), layout="C", readonly=not copies)  # fmt: skip
+        out = DataInfo(
+            Kind.TENSOR,
+            (Column(TENSOR_NAME, dtype, info.nbytes, 0),),
+            rows=rows,
+            shape=(rows,),
+            layout="C",
+            readonly=not copies,
+        )
         why = "single chunk, no nulls: buffers shared" if not copies else "column -> 1-D tensor"
-        return Estimate(out, tuple(copies), tuple(losses), why, copies_all=bool(copies),
-                        shared_readonly=not copies)  # fmt: skip
+        return Estimate(
+            out,
+            tuple(copies),
+            tuple(losses),
+            why,
+            copies_all=bool(copies),
+            shared_readonly=not copies,
+        )
     dtypes = {d for d, _, _ in planned}
     if len(dtypes) != 1 or next(iter(dtypes)) in ("object",):
         listing = ", ".join(f"{c.name}: {c.dtype}" for c in info.columns)
@@ -165,10 +194,17 @@ def estimate_to_tensor(info: DataInfo, dlpack_only: bool) -> Estimate:
     dtype = dtypes.pop()
     if info.columns[0].dtype.startswith(FIXED_SHAPE_TENSOR):
         raise Unroutable("a table of tensor columns cannot become one tensor")
-    copies = [Copy(c.name, c.nbytes, "a 2-D tensor interleaves the columns (row-major)")
-              for c in info.columns]  # fmt: skip
-    out = DataInfo(Kind.TENSOR, (Column(TENSOR_NAME, dtype, info.nbytes, 0),), rows=rows,
-                   shape=(max(rows, 0), len(info.columns)), layout="C")  # fmt: skip
+    copies = [
+        Copy(c.name, c.nbytes, "a 2-D tensor interleaves the columns (row-major)")
+        for c in info.columns
+    ]
+    out = DataInfo(
+        Kind.TENSOR,
+        (Column(TENSOR_NAME, dtype, info.nbytes, 0),),
+        rows=rows,
+        shape=(max(rows, 0), len(info.columns)),
+        layout="C",
+    )
     return Estimate(out, tuple(copies), tuple(losses), "table -> 2-D tensor", copies_all=True)
 
 
@@ -201,8 +237,10 @@ def column_to_ndarray(col: Any, dlpack_only: bool) -> Any:
     if pa.types.is_date32(typ):
         return col.to_numpy(zero_copy_only=False).astype("datetime64[D]")
     if is_string(str(typ)) or not (pa.types.is_primitive(typ) or pa.types.is_temporal(typ)):
-        return np.asarray(col.to_pylist() if pa.types.is_dictionary(typ) else
-                          col.to_numpy(zero_copy_only=False), dtype=object)  # fmt: skip
+        return np.asarray(
+            col.to_pylist() if pa.types.is_dictionary(typ) else col.to_numpy(zero_copy_only=False),
+            dtype=object,
+        )
     return col.to_numpy(zero_copy_only=False)
 
 
@@ -211,7 +249,9 @@ def table_to_ndarray(table: Any, dlpack_only: bool) -> Any:
     arrays = [column_to_ndarray(c, dlpack_only) for c in table.columns]
     if not arrays:
         raise ValueError("a table without columns cannot become a tensor")
-    return np.column_stack(arrays) if table.num_rows else np.empty((0, len(arrays)), arrays[0].dtype)
+    return (
+        np.column_stack(arrays) if table.num_rows else np.empty((0, len(arrays)), arrays[0].dtype)
+    )
 
 
 # -- tensor -> Arrow -------------------------------------------------------------------------
@@ -239,9 +279,12 @@ def estimate_from_tensor(info: DataInfo) -> Estimate:
         raise Unroutable("a 0-d tensor (a scalar) is neither a column nor a table")
     if len(shape) == 1:
         copies = _vector_copy(dtype, info.layout == "C", TENSOR_NAME, col.nbytes)
-        out = DataInfo(Kind.COLUMN, (Column(TENSOR_NAME, _arrow_dtype(dtype), col.nbytes, 0),),
-                       rows=shape[0])  # fmt: skip
-        why = "contiguous buffer wrapped as an Arrow array" if not copies else "1-D tensor -> column"
+        out = DataInfo(
+            Kind.COLUMN, (Column(TENSOR_NAME, _arrow_dtype(dtype), col.nbytes, 0),), rows=shape[0]
+        )
+        why = (
+            "contiguous buffer wrapped as an Arrow array" if not copies else "1-D tensor -> column"
+        )
         return Estimate(out, tuple(copies), why=why, copies_all=bool(copies))
     if len(shape) == 2:
         per_col = col.nbytes // max(shape[1], 1)
@@ -250,21 +293,35 @@ def estimate_from_tensor(info: DataInfo) -> Estimate:
         contiguous = info.layout == "F" or (info.layout == "C" and shape[1] == 1)
         copies = [c for n in names for c in _vector_copy(dtype, contiguous, n, per_col)]
         if not contiguous and copies and info.layout == "C":
-            copies = [Copy(c.column, c.nbytes, "a C-ordered 2-D tensor stores rows together; "
-                           "each column is gathered (a Fortran-ordered array is zero-copy)")
-                      for c in copies]  # fmt: skip
+            copies = [
+                Copy(
+                    c.column,
+                    c.nbytes,
+                    "a C-ordered 2-D tensor stores rows together; "
+                    "each column is gathered (a Fortran-ordered array is zero-copy)",
+                )
+                for c in copies
+            ]
         cols = tuple(Column(n, _arrow_dtype(dtype), per_col, 0) for n in names)
         out = DataInfo(Kind.TABLE, cols, rows=shape[0])
-        return Estimate(out, tuple(copies), why="2-D tensor -> table, one column per tensor column",
-                        copies_all=len(copies) == len(names))  # fmt: skip
+        return Estimate(
+            out,
+            tuple(copies),
+            why="2-D tensor -> table, one column per tensor column",
+            copies_all=len(copies) == len(names),
+        )
     copies = _vector_copy(dtype, info.layout == "C", TENSOR_NAME, col.nbytes)
     if dtype in ("bool", "numpy_str", "numpy_bytes", "object"):
         raise Unroutable(f"a fixed-shape tensor column cannot hold {dtype} values")
     value = {"float64": "double", "float32": "float", "float16": "halffloat"}.get(dtype, dtype)
     ext = f"{FIXED_SHAPE_TENSOR}[value_type={value}, shape=[{','.join(map(str, shape[1:]))}]]>"
     out = DataInfo(Kind.COLUMN, (Column(TENSOR_NAME, ext, col.nbytes, 0),), rows=shape[0])
-    return Estimate(out, tuple(copies), why=f"{len(shape)}-D tensor -> fixed-shape tensor column",
-                    copies_all=bool(copies))  # fmt: skip
+    return Estimate(
+        out,
+        tuple(copies),
+        why=f"{len(shape)}-D tensor -> fixed-shape tensor column",
+        copies_all=bool(copies),
+    )
 
 
 def _arrow_dtype(dtype: str) -> str:

@@ -51,8 +51,7 @@ def _from_dlpack(value: Any, ctx: Context) -> Any:
 def _copy_estimate(ctx: Context) -> Estimate:
     info = ctx.info
     copies = tuple(Copy(c.name, c.nbytes, "copy=True asks for new memory") for c in info.columns)
-    return Estimate(info.but(readonly=False), copies, why="copy=True: new buffers",
-                    copies_all=True)  # fmt: skip
+    return Estimate(info.but(readonly=False), copies, why="copy=True: new buffers", copies_all=True)
 
 
 def _copy_arrow(value: Any, ctx: Context) -> Any:
@@ -69,10 +68,17 @@ def _copy_tensor(value: Any, ctx: Context) -> Any:
 
 @hookimpl
 def register_edges(register: Any) -> None:
-    register(Edge(ARROW, DLPACK, BRIDGE, "Array.to_numpy", _to_dlpack_estimate, _to_dlpack,
-                  _NEEDS))  # fmt: skip
-    register(Edge(DLPACK, ARROW, BRIDGE, "np.from_dlpack+pa.array", _from_dlpack_estimate,
-                  _from_dlpack, _NEEDS))  # fmt: skip
-    register(Edge(ARROW, ARROW, BRIDGE, "Array.copy_to", _copy_estimate, _copy_arrow,
-                  ("pyarrow",)))  # fmt: skip
+    register(Edge(ARROW, DLPACK, BRIDGE, "Array.to_numpy", _to_dlpack_estimate, _to_dlpack, _NEEDS))
+    register(
+        Edge(
+            DLPACK,
+            ARROW,
+            BRIDGE,
+            "np.from_dlpack+pa.array",
+            _from_dlpack_estimate,
+            _from_dlpack,
+            _NEEDS,
+        )
+    )
+    register(Edge(ARROW, ARROW, BRIDGE, "Array.copy_to", _copy_estimate, _copy_arrow, ("pyarrow",)))
     register(Edge(DLPACK, DLPACK, BRIDGE, "copy", _copy_estimate, _copy_tensor, ("numpy",)))

@@ -6,14 +6,16 @@ moving the C structs. Describing and measuring go through pyarrow when installed
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
 from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge
 from interchange_hub.dependencies import installed, require
 from interchange_hub.hookspecs import hookimpl
 from interchange_hub.model import Column, DataInfo, Estimate, Kind, Unroutable
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 
 def _na() -> Any:
@@ -60,10 +62,24 @@ class NanoarrowAdapter(Adapter):
 
     def edges(self) -> Sequence[Edge]:
         return (
-            Edge("nanoarrow", ARROW, self.name, "__arrow_c_stream__", _export_estimate,
-                 _identity, ("nanoarrow",)),  # fmt: skip
-            Edge(ARROW, "nanoarrow", self.name, "na.Array/na.ArrayStream", _import_estimate,
-                 _import, ("nanoarrow",)),  # fmt: skip
+            Edge(
+                "nanoarrow",
+                ARROW,
+                self.name,
+                "__arrow_c_stream__",
+                _export_estimate,
+                _identity,
+                ("nanoarrow",),
+            ),
+            Edge(
+                ARROW,
+                "nanoarrow",
+                self.name,
+                "na.Array/na.ArrayStream",
+                _import_estimate,
+                _import,
+                ("nanoarrow",),
+            ),
         )
 
 

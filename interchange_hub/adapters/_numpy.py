@@ -7,13 +7,15 @@ columns their richer types (datetime64 instead of int64).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit, tensorkit
 from interchange_hub.adapter import ARROW, DLPACK, Adapter, Buffer, Context, Edge
 from interchange_hub.hookspecs import hookimpl
 from interchange_hub.model import Copy, DataInfo, Estimate, Kind, Unroutable
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 
 class NumpyAdapter(Adapter):
@@ -36,14 +38,28 @@ class NumpyAdapter(Adapter):
 
     def edges(self) -> Sequence[Edge]:
         return (
-            Edge("numpy", DLPACK, self.name, "__dlpack__", _export_estimate, _identity,
-                 ("numpy",)),  # fmt: skip
-            Edge(DLPACK, "numpy", self.name, "np.from_dlpack", _import_estimate, _import,
-                 ("numpy",)),  # fmt: skip
-            Edge("numpy", ARROW, self.name, "pa.array", _to_arrow_estimate, _to_arrow,
-                 ("numpy", "pyarrow")),  # fmt: skip
-            Edge(ARROW, "numpy", self.name, "Array.to_numpy", _from_arrow_estimate,
-                 _from_arrow, ("numpy", "pyarrow")),  # fmt: skip
+            Edge("numpy", DLPACK, self.name, "__dlpack__", _export_estimate, _identity, ("numpy",)),
+            Edge(
+                DLPACK, "numpy", self.name, "np.from_dlpack", _import_estimate, _import, ("numpy",)
+            ),
+            Edge(
+                "numpy",
+                ARROW,
+                self.name,
+                "pa.array",
+                _to_arrow_estimate,
+                _to_arrow,
+                ("numpy", "pyarrow"),
+            ),
+            Edge(
+                ARROW,
+                "numpy",
+                self.name,
+                "Array.to_numpy",
+                _from_arrow_estimate,
+                _from_arrow,
+                ("numpy", "pyarrow"),
+            ),
         )
 
 
@@ -66,8 +82,9 @@ def _import_estimate(ctx: Context) -> Estimate:
         raise Unroutable(f"numpy holds CPU memory only; the data is on {info.device}")
     if info.columns and info.columns[0].dtype == "bfloat16":
         raise Unroutable("numpy has no bfloat16; cast to float32 first")
-    return Estimate(info, why="np.from_dlpack shares the producer's memory",
-                    shared_readonly=info.readonly)  # fmt: skip
+    return Estimate(
+        info, why="np.from_dlpack shares the producer's memory", shared_readonly=info.readonly
+    )
 
 
 def _import(value: Any, ctx: Context) -> Any:
@@ -87,7 +104,9 @@ def _from_arrow_estimate(ctx: Context) -> Estimate:
     info = ctx.info
     if info.kind == Kind.STREAM:
         est = tensorkit.estimate_to_tensor(info.but(kind=Kind.TABLE), dlpack_only=False)
-        copies = est.copies or tuple(Copy(c.name, c.nbytes, "the stream is read") for c in info.columns)
+        copies = est.copies or tuple(
+            Copy(c.name, c.nbytes, "the stream is read") for c in info.columns
+        )
         return Estimate(est.out, copies, est.losses, "the stream is read into one tensor", True)
     return tensorkit.estimate_to_tensor(info, dlpack_only=False)
 

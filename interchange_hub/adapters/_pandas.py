@@ -9,8 +9,7 @@ float). A non-default index travels as a column, as pandas exports it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
 from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge
@@ -27,6 +26,9 @@ from interchange_hub.model import (
     is_numeric,
 )
 from interchange_hub.tensorkit import ndarray_buffers, np_dtype_name
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 
 def _pd() -> Any:
@@ -54,15 +56,19 @@ class PandasAdapter(Adapter):
             return DataInfo(Kind.COLUMN, (_column(name, obj),), rows=len(obj))
         cols = [_column(str(name), obj[name]) for name in obj.columns]
         if not isinstance(obj.index, pd.RangeIndex):
-            names = [n if n is not None else f"__index_level_{i}__"
-                     for i, n in enumerate(obj.index.names)]  # fmt: skip
+            names = [
+                n if n is not None else f"__index_level_{i}__"
+                for i, n in enumerate(obj.index.names)
+            ]
             for i, n in enumerate(names):
                 cols.append(_column(str(n), obj.index.get_level_values(i).to_series()))
         return DataInfo(Kind.TABLE, tuple(cols), rows=len(obj))
 
     def buffers(self, obj: Any) -> list[Buffer]:
         pd = _pd()
-        series = [obj] if isinstance(obj, pd.Series) else [obj.iloc[:, i] for i in range(obj.shape[1])]
+        series = (
+            [obj] if isinstance(obj, pd.Series) else [obj.iloc[:, i] for i in range(obj.shape[1])]
+        )
         found: list[Buffer] = []
         for s in series:
             found += _array_buffers(s.array)
@@ -70,10 +76,24 @@ class PandasAdapter(Adapter):
 
     def edges(self) -> Sequence[Edge]:
         return (
-            Edge("pandas", ARROW, self.name, "__arrow_c_stream__", _export_estimate, _export,
-                 ("pandas", "pyarrow")),  # fmt: skip
-            Edge(ARROW, "pandas", self.name, "pa.Table.to_pandas", _import_estimate, _import,
-                 ("pandas", "pyarrow")),  # fmt: skip
+            Edge(
+                "pandas",
+                ARROW,
+                self.name,
+                "__arrow_c_stream__",
+                _export_estimate,
+                _export,
+                ("pandas", "pyarrow"),
+            ),
+            Edge(
+                ARROW,
+                "pandas",
+                self.name,
+                "pa.Table.to_pandas",
+                _import_estimate,
+                _import,
+                ("pandas", "pyarrow"),
+            ),
         )
 
 
@@ -126,14 +146,22 @@ def _export_estimate(ctx: Context) -> Estimate:
         elif col.dtype in ("string", "binary"):
             copies.append(Copy(col.name, col.nbytes, "Python objects are encoded as Arrow values"))
     out = ctx.info.but(columns=tuple(_exported(c) for c in ctx.info.columns))
-    return Estimate(out, tuple(copies), why="pandas exports via pyarrow's Table.from_pandas",
-                    copies_all=bool(copies) and len(copies) == len(ctx.info.columns))  # fmt: skip
+    return Estimate(
+        out,
+        tuple(copies),
+        why="pandas exports via pyarrow's Table.from_pandas",
+        copies_all=bool(copies) and len(copies) == len(ctx.info.columns),
+    )
 
 
 def _exported(col: Column) -> Column:
     if col.dtype == "dictionary":
-        return Column(col.name, "dictionary<values=large_string, indices=int8, ordered=0>",
-                      col.nbytes, col.nulls)  # fmt: skip
+        return Column(
+            col.name,
+            "dictionary<values=large_string, indices=int8, ordered=0>",
+            col.nbytes,
+            col.nulls,
+        )
     return col
 
 
@@ -174,8 +202,12 @@ def _import_estimate(ctx: Context) -> Estimate:
     why = "Table.to_pandas(split_blocks=True) shares numeric, timestamp and large_string buffers"
     if info.kind == Kind.STREAM:
         why = "the stream is read into a DataFrame"
-    return Estimate(info.but(kind=want), tuple(copies), why=why,
-                    copies_all=bool(copies) and len(copies) == len(info.columns))  # fmt: skip
+    return Estimate(
+        info.but(kind=want),
+        tuple(copies),
+        why=why,
+        copies_all=bool(copies) and len(copies) == len(info.columns),
+    )
 
 
 def _nullable_mapper(arrow_type: Any) -> Any:
@@ -191,9 +223,10 @@ def _nullable_mapper(arrow_type: Any) -> Any:
 def _to_frame(table: Any) -> Any:
     pa = arrowkit.pa_module()
     needs_mask = [
-        i for i, col in enumerate(table.columns)
+        i
+        for i, col in enumerate(table.columns)
         if col.null_count and (pa.types.is_integer(col.type) or pa.types.is_boolean(col.type))
-    ]  # fmt: skip
+    ]
     if not needs_mask:
         return table.to_pandas(split_blocks=True)
     plain = table.drop_columns([table.column_names[i] for i in needs_mask])

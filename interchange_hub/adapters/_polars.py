@@ -8,8 +8,7 @@ mutates the caller's frame (polars#21738). Import goes through ``pl.DataFrame`` 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
 from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge
@@ -17,6 +16,9 @@ from interchange_hub.dependencies import installed, require
 from interchange_hub.hookspecs import hookimpl
 from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Loss, Unroutable
 from interchange_hub.protocols import is_arrow_stream
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 
 def _pl() -> Any:
@@ -41,13 +43,20 @@ class PolarsAdapter(Adapter):
         pl = _pl()
         if isinstance(obj, pl.LazyFrame):
             schema = obj.collect_schema()
-            cols = tuple(Column(n, _dtype_name(n, d, schema), -1, -1, -1) for n, d in schema.items())
+            cols = tuple(
+                Column(n, _dtype_name(n, d, schema), -1, -1, -1) for n, d in schema.items()
+            )
             return DataInfo(Kind.TABLE, cols)
         series = [obj] if isinstance(obj, pl.Series) else obj.get_columns()
         schema = pl.Schema({s.name: s.dtype for s in series})
         cols = tuple(
-            Column(s.name, _dtype_name(s.name, s.dtype, schema), s.estimated_size(),
-                   s.null_count(), s.n_chunks())  # fmt: skip
+            Column(
+                s.name,
+                _dtype_name(s.name, s.dtype, schema),
+                s.estimated_size(),
+                s.null_count(),
+                s.n_chunks(),
+            )
             for s in series
         )
         kind = Kind.COLUMN if isinstance(obj, pl.Series) else Kind.TABLE
@@ -63,10 +72,24 @@ class PolarsAdapter(Adapter):
 
     def edges(self) -> Sequence[Edge]:
         return (
-            Edge("polars", ARROW, self.name, "__arrow_c_stream__", _export_estimate, _export,
-                 ("polars",)),  # fmt: skip
-            Edge(ARROW, "polars", self.name, "pl.DataFrame/pl.Series", _import_estimate,
-                 _import, ("polars",)),  # fmt: skip
+            Edge(
+                "polars",
+                ARROW,
+                self.name,
+                "__arrow_c_stream__",
+                _export_estimate,
+                _export,
+                ("polars",),
+            ),
+            Edge(
+                ARROW,
+                "polars",
+                self.name,
+                "pl.DataFrame/pl.Series",
+                _import_estimate,
+                _import,
+                ("polars",),
+            ),
         )
 
 
@@ -103,8 +126,11 @@ def _export_estimate(ctx: Context) -> Estimate:
         if installed("pyarrow"):
             why = "several chunks: exported column by column, keeping chunks (no rechunk)"
         else:
-            copies = tuple(Copy(c.name, c.nbytes, "several chunks are rechunked")
-                           for c in info.columns if c.chunks > 1)  # fmt: skip
+            copies = tuple(
+                Copy(c.name, c.nbytes, "several chunks are rechunked")
+                for c in info.columns
+                if c.chunks > 1
+            )
     return Estimate(info, copies, why=why, copies_all=len(copies) == len(info.columns) > 0)
 
 
@@ -133,17 +159,28 @@ def _import_estimate(ctx: Context) -> Estimate:
         if reason:
             copies.append(Copy(col.name, col.nbytes, reason))
         if "tz=+" in col.dtype or "tz=-" in col.dtype:
-            losses.append(Loss(col.name, col.dtype, "Datetime with an Etc/GMT zone",
-                               "the fixed offset is renamed to an IANA Etc/GMT zone "
-                               "(same instants, sign inverted by IANA convention)"))  # fmt: skip
+            losses.append(
+                Loss(
+                    col.name,
+                    col.dtype,
+                    "Datetime with an Etc/GMT zone",
+                    "the fixed offset is renamed to an IANA Etc/GMT zone "
+                    "(same instants, sign inverted by IANA convention)",
+                )
+            )
     if want == Kind.STREAM:
         return Estimate(info, (), tuple(losses), why="lazy scan of the stream (read on collect)")
     if info.kind == Kind.STREAM:
         why = "the stream is read into a DataFrame"
     else:
         why = "imported through the C stream interface"
-    return Estimate(info.but(kind=want), tuple(copies), tuple(losses), why,
-                    copies_all=bool(info.columns) and len(copies) == len(info.columns))  # fmt: skip
+    return Estimate(
+        info.but(kind=want),
+        tuple(copies),
+        tuple(losses),
+        why,
+        copies_all=bool(info.columns) and len(copies) == len(info.columns),
+    )
 
 
 def _import_copy_reason(dtype: str) -> str:

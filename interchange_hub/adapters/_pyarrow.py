@@ -6,8 +6,7 @@ contiguous type (Array, RecordBatch) is asked for and the data has several chunk
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
 from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge
@@ -15,23 +14,37 @@ from interchange_hub.hookspecs import hookimpl
 from interchange_hub.model import Copy, DataInfo, Estimate, Kind, Unroutable
 from interchange_hub.protocols import is_arrow_stream
 
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
 
 class PyArrowAdapter(Adapter):
     name = "pyarrow"
     module = "pyarrow"
     extra = "pyarrow"
-    types = ("pyarrow.Table", "pyarrow.RecordBatch", "pyarrow.RecordBatchReader",
-             "pyarrow.Array", "pyarrow.ChunkedArray")  # fmt: skip
+    types = (
+        "pyarrow.Table",
+        "pyarrow.RecordBatch",
+        "pyarrow.RecordBatchReader",
+        "pyarrow.Array",
+        "pyarrow.ChunkedArray",
+    )
 
     def owns(self, obj: object) -> bool:
         pa = arrowkit.pa_module()
-        return isinstance(obj, (pa.Table, pa.RecordBatch, pa.RecordBatchReader, pa.Array,
-                                pa.ChunkedArray))  # fmt: skip
+        return isinstance(
+            obj, (pa.Table, pa.RecordBatch, pa.RecordBatchReader, pa.Array, pa.ChunkedArray)
+        )
 
     def type_kinds(self) -> Mapping[type, Kind | None]:
         pa = arrowkit.pa_module()
-        return {pa.Table: Kind.TABLE, pa.RecordBatch: Kind.TABLE, pa.Array: Kind.COLUMN,
-                pa.ChunkedArray: Kind.COLUMN, pa.RecordBatchReader: Kind.STREAM}  # fmt: skip
+        return {
+            pa.Table: Kind.TABLE,
+            pa.RecordBatch: Kind.TABLE,
+            pa.Array: Kind.COLUMN,
+            pa.ChunkedArray: Kind.COLUMN,
+            pa.RecordBatchReader: Kind.STREAM,
+        }
 
     def describe(self, obj: Any) -> DataInfo:
         pa = arrowkit.pa_module()
@@ -49,10 +62,24 @@ class PyArrowAdapter(Adapter):
 
     def edges(self) -> Sequence[Edge]:
         return (
-            Edge("pyarrow", ARROW, self.name, "__arrow_c_stream__/array", _export_estimate,
-                 _export, ("pyarrow",)),  # fmt: skip
-            Edge(ARROW, "pyarrow", self.name, "pa.table/pa.chunked_array", _import_estimate,
-                 _import, ("pyarrow",)),  # fmt: skip
+            Edge(
+                "pyarrow",
+                ARROW,
+                self.name,
+                "__arrow_c_stream__/array",
+                _export_estimate,
+                _export,
+                ("pyarrow",),
+            ),
+            Edge(
+                ARROW,
+                "pyarrow",
+                self.name,
+                "pa.table/pa.chunked_array",
+                _import_estimate,
+                _import,
+                ("pyarrow",),
+            ),
         )
 
 
@@ -75,9 +102,14 @@ def _import_estimate(ctx: Context) -> Estimate:
     name = getattr(ctx.target_type, "__name__", "")
     copies: tuple[Copy, ...] = ()
     if name in ("Array", "RecordBatch"):
-        copies = tuple(Copy(c.name, c.nbytes, f"{c.chunks} chunks are combined into one {name}")
-                       for c in info.columns if c.chunks > 1)  # fmt: skip
-    return Estimate(info.but(kind=want), copies, why="imported through the C stream/array interface")
+        copies = tuple(
+            Copy(c.name, c.nbytes, f"{c.chunks} chunks are combined into one {name}")
+            for c in info.columns
+            if c.chunks > 1
+        )
+    return Estimate(
+        info.but(kind=want), copies, why="imported through the C stream/array interface"
+    )
 
 
 def _import(value: Any, ctx: Context) -> Any:
@@ -90,12 +122,13 @@ def _import(value: Any, ctx: Context) -> Any:
         return pa.RecordBatchReader.from_batches(table.schema, table.to_batches())
     if want == Kind.TABLE:
         if ctx.info.kind == Kind.COLUMN:
-            table = arrowkit.table_from_column(arrowkit.read_column(value), ctx.info.columns[0].name)
+            table = arrowkit.table_from_column(
+                arrowkit.read_column(value), ctx.info.columns[0].name
+            )
         else:
             table = arrowkit.read_table(value)
         if cls is pa.RecordBatch:
-            return table.combine_chunks().to_batches()[0] if table.num_rows else \
-                pa.RecordBatch.from_pylist([], schema=table.schema)  # fmt: skip
+            return arrowkit.single_batch(table)
         return table
     if ctx.info.kind == Kind.TABLE:
         col = arrowkit.column_from_table(arrowkit.read_table(value))
@@ -111,5 +144,3 @@ def _import(value: Any, ctx: Context) -> Any:
 @hookimpl
 def register_adapters(register: Any) -> None:
     register(PyArrowAdapter())
-
-

@@ -7,14 +7,16 @@ them (pytorch#188023).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from interchange_hub.adapter import DLPACK, Adapter, Buffer, Context, Edge
 from interchange_hub.dependencies import require
 from interchange_hub.hookspecs import hookimpl
 from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Unroutable
 from interchange_hub.protocols import Device, DeviceType
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 
 def _torch() -> Any:
@@ -54,8 +56,14 @@ class TorchAdapter(Adapter):
         if obj.dim() > 1 and obj.t().is_contiguous() and not obj.is_contiguous():
             layout = "F" if obj.dim() == 2 else "strided"
         col = Column("", _dtype_name(obj.dtype), obj.numel() * obj.element_size(), 0)
-        return DataInfo(Kind.TENSOR, (col,), rows=obj.shape[0] if obj.dim() else 1,
-                        shape=tuple(obj.shape), layout=layout, device=_device(obj))  # fmt: skip
+        return DataInfo(
+            Kind.TENSOR,
+            (col,),
+            rows=obj.shape[0] if obj.dim() else 1,
+            shape=tuple(obj.shape),
+            layout=layout,
+            device=_device(obj),
+        )
 
     def buffers(self, obj: Any) -> list[Buffer]:
         if obj.numel() == 0:
@@ -66,8 +74,15 @@ class TorchAdapter(Adapter):
     def edges(self) -> Sequence[Edge]:
         return (
             Edge("torch", DLPACK, self.name, "__dlpack__", _export_estimate, _export, ("torch",)),
-            Edge(DLPACK, "torch", self.name, "torch.from_dlpack", _import_estimate, _import,
-                 ("torch",)),  # fmt: skip
+            Edge(
+                DLPACK,
+                "torch",
+                self.name,
+                "torch.from_dlpack",
+                _import_estimate,
+                _import,
+                ("torch",),
+            ),
         )
 
 
@@ -91,10 +106,18 @@ def _import_estimate(ctx: Context) -> Estimate:
         raise Unroutable("only tensors travel through DLPack")
     copies: tuple[Copy, ...] = ()
     if info.layout == "negative":
-        copies = (Copy("", info.nbytes,
-                       "torch cannot import negative strides (it aborts); made contiguous"),)  # fmt: skip
-    return Estimate(info, copies, why="torch.from_dlpack shares the producer's memory",
-                    copies_all=bool(copies), shared_readonly=info.readonly and not copies)  # fmt: skip
+        copies = (
+            Copy(
+                "", info.nbytes, "torch cannot import negative strides (it aborts); made contiguous"
+            ),
+        )
+    return Estimate(
+        info,
+        copies,
+        why="torch.from_dlpack shares the producer's memory",
+        copies_all=bool(copies),
+        shared_readonly=info.readonly and not copies,
+    )
 
 
 def _import(value: Any, ctx: Context) -> Any:

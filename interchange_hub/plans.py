@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from interchange_hub.model import Copy, DataInfo, Estimate, Loss
-
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from interchange_hub.adapter import Edge
+    from interchange_hub.model import Copy, DataInfo, Estimate, Loss
 
 
 def format_bytes(n: int) -> str:
@@ -134,10 +134,15 @@ class Plan:
             color = "#d4f4dd" if s.zero_copy else "#fde2c8"
             details = "<br>".join(html.escape(f"{c.column}: {c.reason}") for c in s.copies)
             details += "".join(f"<br><b>lossy</b> {html.escape(x.message())}" for x in s.losses)
-            cells = [str(i), s.edge.adapter, f"{s.edge.source} &rarr; {s.edge.target}",
-                     s.edge.protocol, s.device,
-                     "zero-copy" if s.zero_copy else f"copy {format_bytes(s.copied_bytes)}",
-                     html.escape(s.estimate.why) + (f"<br>{details}" if details else "")]  # fmt: skip
+            cells = [
+                str(i),
+                s.edge.adapter,
+                f"{s.edge.source} &rarr; {s.edge.target}",
+                s.edge.protocol,
+                s.device,
+                "zero-copy" if s.zero_copy else f"copy {format_bytes(s.copied_bytes)}",
+                html.escape(s.estimate.why) + (f"<br>{details}" if details else ""),
+            ]
             tds = "".join(f"<td>{c}</td>" for c in cells)
             rows.append(f'<tr style="background:{color}">{tds}</tr>')
         head = "".join(
@@ -145,9 +150,7 @@ class Plan:
         )
         title = html.escape(f"{self.source} -> {self.target}")
         verdict = "zero-copy" if self.zero_copy else f"copies {format_bytes(self.copied_bytes)}"
-        return (
-            f"<div><b>Plan {title}</b>: {verdict}<table><tr>{head}</tr>{''.join(rows)}</table></div>"
-        )
+        return f"<div><b>Plan {title}</b>: {verdict}<table><tr>{head}</tr>{''.join(rows)}</table></div>"
 
 
 def summarize_copies(copies: Sequence[Copy]) -> str:

@@ -1,0 +1,163 @@
+"""``ih.export(obj)``: one object that speaks every protocol that applies to ``obj``.
+
+Each dunder call runs the route to the protocol node anew, so every call returns fresh
+capsules (capsules are single-use and never cached). The class of the returned object
+defines only the dunders that apply, so ``hasattr`` tells consumers the truth.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from interchange_hub import arrowkit
+from interchange_hub.adapter import ARROW, DLPACK
+from interchange_hub.errors import InterchangeError, NoRouteError
+from interchange_hub.model import Kind
+from interchange_hub.protocols import CPU, DLPACK_MAX_VERSION, is_arrow_array, is_arrow_stream
+
+if TYPE_CHECKING:
+    from interchange_hub.hub import Hub
+    from interchange_hub.plans import Plan
+
+
+class Exported:
+    """Base of the objects :func:`interchange_hub.export` returns."""
+
+    __slots__ = ("_hub", "_obj", "_plans")
+
+    def __init__(self, hub: Hub, obj: object, plans: dict[str, Plan]) -> None:
+        self._hub = hub
+        self._obj = obj
+        self._plans = plans
+
+    @property
+    def source(self) -> object:
+        """The exported object."""
+        return self._obj
+
+    @property
+    def protocols(self) -> tuple[str, ...]:
+        """The protocol nodes this export reaches (``"arrow"``, ``"dlpack"``)."""
+        return tuple(self._plans)
+
+    def plan(self, protocol: str) -> Plan:
+        """The plan that produces ``protocol``'s data from the source."""
+        return self._plans[protocol]
+
+    def _value(self, node: str) -> Any:
+        return self._hub.run(self._obj, self._plans[node])
+
+    def __repr__(self) -> str:
+        return f"<Exported {type(self._obj).__name__} via {', '.join(self._plans)}>"
+
+
+def _arrow_table_like(self: Exported) -> Any:
+    value = self._value(ARROW)
+    if self._plans[ARROW].result.kind == Kind.COLUMN:
+        return arrowkit.as_chunked(value)
+    return arrowkit.read_table(value)
+
+
+def _arrow_c_stream(self: Exported, requested_schema: object | None = None) -> object:
+    value = self._value(ARROW)
+    if not is_arrow_stream(value):
+        value = _arrow_table_like(self)
+    return value.__arrow_c_stream__(requested_schema)
+
+
+def _contiguous(self: Exported) -> Any:
+    value = self._value(ARROW)
+    if is_arrow_array(value):
+        return value
+    data = _arrow_table_like(self)
+    if self._plans[ARROW].result.kind == Kind.COLUMN:
+        return data.combine_chunks()
+    return arrowkit.single_batch(data)
+
+
+def _arrow_c_array(self: Exported, requested_schema: object | None = None) -> object:
+    return _contiguous(self).__arrow_c_array__(requested_schema)
+
+
+def _arrow_c_schema(self: Exported) -> object:
+    data = _arrow_table_like(self)
+    pa = arrowkit.pa_module()
+    if isinstance(data, pa.ChunkedArray):
+        return pa.field("", data.type).__arrow_c_schema__()
+    return data.schema.__arrow_c_schema__()
+
+
+def _arrow_c_device_array(
+    self: Exported, requested_schema: object | None = None, **kwargs: object
+) -> object:
+    unknown = [k for k, v in kwargs.items() if v is not None]
+    if unknown:
+        raise NotImplementedError(f"Received unsupported keyword argument(s): {unknown}")
+    pa = arrowkit.pa_module()
+    data = _contiguous(self)
+    if not isinstance(data, (pa.Array, pa.RecordBatch)):
+        data = pa.record_batch(data) if _is_struct(data) else pa.array(data)
+    return data.__arrow_c_device_array__(requested_schema)
+
+
+def _is_struct(data: Any) -> bool:
+    pa = arrowkit.pa_module()
+    return bool(pa.types.is_struct(pa.array(data).type))
+
+
+def _dlpack(
+    self: Exported,
+    *,
+    stream: object = None,
+    max_version: tuple[int, int] | None = None,
+    dl_device: tuple[int, int] | None = None,
+    copy: bool | None = None,
+) -> object:
+    value = self._value(DLPACK)
+    kwargs: dict[str, Any] = {"stream": stream}
+    if max_version is not None:
+        kwargs["max_version"] = min(tuple(max_version), DLPACK_MAX_VERSION)
+    if dl_device is not None:
+        kwargs["dl_device"] = dl_device
+    if copy is not None:
+        kwargs["copy"] = copy
+    return value.__dlpack__(**kwargs)
+
+
+def _dlpack_device(self: Exported) -> tuple[int, int]:
+    device = self._plans[DLPACK].result.device
+    return device.dlpack if device != CPU else (1, 0)
+
+
+@cache
+def _export_class(protocols: frozenset[str]) -> type[Exported]:
+    namespace: dict[str, Any] = {"__slots__": ()}
+    if ARROW in protocols:
+        namespace.update(
+            __arrow_c_stream__=_arrow_c_stream,
+            __arrow_c_array__=_arrow_c_array,
+            __arrow_c_schema__=_arrow_c_schema,
+            __arrow_c_device_array__=_arrow_c_device_array,
+        )
+    if DLPACK in protocols:
+        namespace.update(__dlpack__=_dlpack, __dlpack_device__=_dlpack_device)
+    name = "Exported" + "".join(p.capitalize() for p in sorted(protocols))
+    return type(name, (Exported,), namespace)
+
+
+def make_export(hub: Hub, obj: object) -> Exported:
+    plans: dict[str, Plan] = {}
+    reasons = []
+    for node in (ARROW, DLPACK):
+        try:
+            plans[node] = hub.plan_to_node(obj, node)
+        except InterchangeError as exc:
+            if not isinstance(exc, NoRouteError):
+                raise
+            reasons.append(f"{node}: {exc}")
+    if not plans:
+        raise NoRouteError(
+            f"{type(obj).__name__} reaches no interchange protocol: " + "; ".join(reasons)
+        )
+    return _export_class(frozenset(plans))(hub, obj, plans)

@@ -54,7 +54,11 @@ def describe_schema(schema: Any, kind: Kind) -> DataInfo:
 
 
 def buffers(obj: Any) -> list[Buffer]:
-    """Every non-empty buffer of a pyarrow Table, RecordBatch, Array or ChunkedArray."""
+    """The memory ranges a pyarrow Table, RecordBatch, Array or ChunkedArray uses.
+
+    For slices, fixed-width and string arrays report only the bytes in the slice, so
+    that two views of one buffer are compared by what they actually expose.
+    """
     pa = pa_module()
     found: list[Buffer] = []
     if isinstance(obj, pa.RecordBatchReader):
@@ -65,10 +69,36 @@ def buffers(obj: Any) -> list[Buffer]:
         return found
     chunks = obj.chunks if isinstance(obj, pa.ChunkedArray) else [obj]
     for chunk in chunks:
-        for buf in chunk.buffers():
-            if buf is not None and buf.size > 0:
-                found.append(Buffer(buf.address, buf.size))
+        found += [b for b in _array_ranges(pa, chunk) if b.size > 0]
     return found
+
+
+def _bitmap(buf: Any, offset: int, length: int) -> Buffer:
+    start = offset // 8
+    return Buffer(buf.address + start, min((offset + length + 7) // 8 - start, buf.size - start))
+
+
+def _array_ranges(pa: Any, arr: Any) -> list[Buffer]:
+    typ, off, n = arr.type, arr.offset, len(arr)
+    bufs = arr.buffers()
+    if pa.types.is_boolean(typ):
+        return [_bitmap(b, off, n) for b in bufs if b is not None]
+    width = typ.bit_width if pa.types.is_primitive(typ) else 0
+    validity = [_bitmap(bufs[0], off, n)] if bufs and bufs[0] is not None else []
+    if pa.types.is_struct(typ):
+        return validity + [b for child in arr.flatten() for b in _array_ranges(pa, child)]
+    if width and width % 8 == 0 and len(bufs) == 2:
+        size = width // 8
+        data = Buffer(bufs[1].address + off * size, n * size) if bufs[1] is not None else None
+        return validity + ([data] if data else [])
+    if typ in (pa.string(), pa.binary(), pa.large_string(), pa.large_binary()) and bufs[1]:
+        osize = 8 if typ in (pa.large_string(), pa.large_binary()) else 4
+        ranges = validity + [Buffer(bufs[1].address + off * osize, (n + 1) * osize)]
+        if bufs[2] is not None and n:
+            lo, hi = arr.offsets[0].as_py(), arr.offsets[n].as_py()
+            ranges.append(Buffer(bufs[2].address + lo, hi - lo))
+        return ranges
+    return [Buffer(b.address, b.size) for b in bufs if b is not None]
 
 
 def read_table(value: Any) -> Any:

@@ -168,3 +168,29 @@ def dlpack_device(obj: Any) -> Device:
     if not has_dunder(obj, "__dlpack_device__"):
         return CPU
     return Device.from_dlpack(obj.__dlpack_device__())
+
+
+class ArrowStreamProducer:
+    """Exposes only ``__arrow_c_stream__`` of another object.
+
+    Consumers then take the protocol path instead of a type-specific shortcut (polars,
+    for one, converts a pandas DataFrame its own way). ``requested_schema`` is passed on,
+    and dropped when the producer rejects it (nanoarrow raises NotImplementedError).
+    """
+
+    __slots__ = ("_producer",)
+
+    def __init__(self, producer: Any) -> None:
+        self._producer = producer
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        producer = self._producer
+        if requested_schema is not None:
+            try:
+                capsule = producer.__arrow_c_stream__(requested_schema)
+            except (NotImplementedError, TypeError):
+                capsule = producer.__arrow_c_stream__()
+        else:
+            capsule = producer.__arrow_c_stream__()
+        check_capsule(capsule, ARROW_ARRAY_STREAM, producer)
+        return capsule

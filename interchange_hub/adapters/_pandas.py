@@ -25,6 +25,7 @@ from interchange_hub.model import (
     is_integer,
     is_numeric,
 )
+from interchange_hub.protocols import ArrowStreamProducer
 from interchange_hub.tensorkit import ndarray_buffers, np_dtype_name
 
 if TYPE_CHECKING:
@@ -109,7 +110,7 @@ def _dtype_name(s: Any) -> str:
     if isinstance(dtype, pd.ArrowDtype):
         return arrowkit.dtype_name(dtype.pyarrow_dtype)
     if isinstance(dtype, pd.StringDtype):
-        return "large_string" if dtype.storage == "pyarrow" else "string"
+        return "large_string" if dtype.storage == "pyarrow" else "py:string"
     if isinstance(dtype, pd.CategoricalDtype):
         return "dictionary"
     if isinstance(dtype, pd.DatetimeTZDtype):
@@ -118,8 +119,26 @@ def _dtype_name(s: Any) -> str:
         return np_dtype_name(dtype.numpy_dtype)
     if dtype.kind == "O":
         inferred = pd.api.types.infer_dtype(s, skipna=True)
-        return {"string": "string", "empty": "null", "bytes": "binary"}.get(inferred, "object")
+        return "py:" + _INFERRED.get(inferred, "objects")
     return np_dtype_name(dtype)
+
+
+# What pyarrow makes of an object column, by pandas' inferred type; such columns are
+# described as "py:<type>". Mixed integers and strings have no Arrow type; other
+# objects (lists, dicts) are left to pyarrow to infer ("py:objects").
+_INFERRED = {
+    "string": "string",
+    "bytes": "binary",
+    "empty": "null",
+    "date": "date32[day]",
+    "decimal": "decimal128",
+    "time": "time64[us]",
+    "boolean": "bool",
+    "integer": "int64",
+    "floating": "float64",
+    "mixed-integer": "mixed",
+    "mixed-integer-float": "mixed",
+}
 
 
 def _array_buffers(arr: Any) -> list[Buffer]:
@@ -136,14 +155,14 @@ def _array_buffers(arr: Any) -> list[Buffer]:
 def _export_estimate(ctx: Context) -> Estimate:
     copies = []
     for col in ctx.info.columns:
-        if col.dtype == "object":
+        if col.dtype == "py:mixed":
             raise Unroutable(
                 f"column {col.name!r} holds mixed Python objects, which Arrow cannot type; "
                 "convert it to one dtype (e.g. astype(str)) first"
             )
         if col.dtype == "bool":
             copies.append(Copy(col.name, col.nbytes, "numpy booleans are bit-packed for Arrow"))
-        elif col.dtype in ("string", "binary"):
+        elif col.dtype.startswith("py:"):
             copies.append(Copy(col.name, col.nbytes, "Python objects are encoded as Arrow values"))
     out = ctx.info.but(columns=tuple(_exported(c) for c in ctx.info.columns))
     return Estimate(
@@ -155,6 +174,8 @@ def _export_estimate(ctx: Context) -> Estimate:
 
 
 def _exported(col: Column) -> Column:
+    if col.dtype.startswith("py:"):
+        return Column(col.name, col.dtype[3:], col.nbytes, col.nulls)
     if col.dtype == "dictionary":
         return Column(
             col.name,
@@ -166,7 +187,7 @@ def _exported(col: Column) -> Column:
 
 
 def _export(value: Any, ctx: Context) -> Any:
-    return value
+    return ArrowStreamProducer(value)
 
 
 def _import_copy_reason(col: Column, table: bool) -> str:
@@ -177,7 +198,7 @@ def _import_copy_reason(col: Column, table: bool) -> str:
         return "nulls need pandas' nullable (masked) dtype: data and mask are copied"
     if is_numeric(dtype):
         return "nulls are filled with NaN" if col.nulls > 0 else ""
-    if dtype.startswith("timestamp"):
+    if dtype.startswith(("timestamp", "duration")):
         return "" if table and col.nulls <= 0 else "pandas rebuilds datetime64 for a Series"
     if dtype == "large_string":
         return ""

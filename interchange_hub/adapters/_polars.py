@@ -118,7 +118,11 @@ def _export_estimate(ctx: Context) -> Estimate:
                 f"column {col.name!r} is {col.dtype}, which polars exports in a private "
                 "format no other library reads; cast it to Int64 or Decimal first"
             )
-    copies: tuple[Copy, ...] = ()
+    copies: tuple[Copy, ...] = tuple(
+        Copy(c.name, c.nbytes, "polars builds an Arrow dictionary for a Categorical/Enum")
+        for c in info.columns
+        if c.dtype.startswith("dictionary<")
+    )
     why = "polars exports its own buffers"
     if info.columns and info.columns[0].chunks == -1:
         why = "the LazyFrame is collected (its query runs), then exported"
@@ -126,7 +130,7 @@ def _export_estimate(ctx: Context) -> Estimate:
         if installed("pyarrow"):
             why = "several chunks: exported column by column, keeping chunks (no rechunk)"
         else:
-            copies = tuple(
+            copies += tuple(
                 Copy(c.name, c.nbytes, "several chunks are rechunked")
                 for c in info.columns
                 if c.chunks > 1

@@ -1,0 +1,114 @@
+"""Sample data for every library, and library-independent views of results."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import nanoarrow as na
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import torch
+
+TABLE_LIBS = ["pyarrow", "nanoarrow", "polars", "pandas"]
+TENSOR_LIBS = ["numpy", "torch"]
+ALL_LIBS = TABLE_LIBS + TENSOR_LIBS
+
+NATURAL_TABLE = {
+    "pyarrow": pa.Table,
+    "nanoarrow": na.Array,
+    "polars": pl.DataFrame,
+    "pandas": pd.DataFrame,
+    "numpy": np.ndarray,
+    "torch": torch.Tensor,
+}
+NATURAL_COLUMN = {
+    "pyarrow": (pa.Array, pa.ChunkedArray),
+    "nanoarrow": na.Array,
+    "polars": pl.Series,
+    "pandas": pd.Series,
+    "numpy": np.ndarray,
+    "torch": torch.Tensor,
+}
+
+
+def float_table(rows: int = 1000, seed: int = 0) -> pa.Table:
+    """Fresh random float64 columns without nulls (a table that can become a tensor)."""
+    rng = np.random.default_rng(seed)
+    return pa.table({"x": rng.standard_normal(rows), "y": rng.standard_normal(rows)})
+
+
+def int_column(rows: int = 1000, seed: int = 0) -> pa.Array:
+    rng = np.random.default_rng(seed)
+    return pa.array(rng.integers(-(10**12), 10**12, rows))
+
+
+def make_table(lib: str, table: pa.Table) -> Any:
+    """The library's table (or 2-D tensor) holding ``table``, built with its own API."""
+    if lib == "pyarrow":
+        return table
+    if lib == "nanoarrow":
+        return na.Array(table)
+    if lib == "polars":
+        return pl.from_arrow(table)
+    if lib == "pandas":
+        return table.to_pandas()
+    matrix = np.column_stack([c.to_numpy() for c in table.columns])
+    return matrix if lib == "numpy" else torch.from_numpy(matrix)
+
+
+def make_column(lib: str, arr: pa.Array, name: str = "v") -> Any:
+    """The library's column (or 1-D tensor) holding ``arr``, built with its own API."""
+    if lib == "pyarrow":
+        return arr
+    if lib == "nanoarrow":
+        return na.Array(arr)
+    if lib == "polars":
+        return pl.Series(name, arr)
+    if lib == "pandas":
+        return arr.to_pandas().rename(name)
+    values = arr.to_numpy(zero_copy_only=False).copy()
+    return values if lib == "numpy" else torch.from_numpy(values)
+
+
+def canon(obj: Any) -> Any:
+    """A pyarrow Table/ChunkedArray or numpy array with the values of ``obj``."""
+    if isinstance(obj, torch.Tensor):
+        return obj.numpy()
+    if isinstance(obj, np.ndarray):
+        return obj
+    if isinstance(obj, pl.LazyFrame):
+        obj = obj.collect()
+    if isinstance(obj, (pl.DataFrame, pl.Series)):
+        return (
+            obj.to_arrow() if isinstance(obj, pl.DataFrame) else pa.chunked_array([obj.to_arrow()])
+        )
+    if isinstance(obj, pd.DataFrame):
+        return pa.Table.from_pandas(obj, preserve_index=False)
+    if isinstance(obj, pd.Series):
+        return pa.chunked_array([pa.Array.from_pandas(obj)])
+    if isinstance(obj, (na.Array, na.ArrayStream)):
+        col = pa.chunked_array(obj)
+        return pa.Table.from_struct_array(col) if pa.types.is_struct(col.type) else col
+    if isinstance(obj, pa.Array):
+        return pa.chunked_array([obj])
+    if isinstance(obj, pa.RecordBatchReader):
+        return obj.read_all()
+    if isinstance(obj, pa.RecordBatch):
+        return pa.Table.from_batches([obj])
+    return obj
+
+
+def values(obj: Any) -> Any:
+    """Plain Python values of ``obj``: a dict of lists for tables, a list otherwise."""
+    c = canon(obj)
+    if isinstance(c, np.ndarray):
+        return c.tolist()
+    if isinstance(c, pa.Table):
+        return {name: c.column(name).to_pylist() for name in c.column_names}
+    return c.to_pylist()
+
+
+def matrix_of(table: pa.Table) -> list[list[Any]]:
+    return np.column_stack([c.to_numpy() for c in table.columns]).tolist()

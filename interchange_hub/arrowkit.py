@@ -95,7 +95,9 @@ def _array_ranges(pa: Any, arr: Any) -> list[Buffer]:
         osize = 8 if typ in (pa.large_string(), pa.large_binary()) else 4
         ranges = validity + [Buffer(bufs[1].address + off * osize, (n + 1) * osize)]
         if bufs[2] is not None and n:
-            lo, hi = arr.offsets[0].as_py(), arr.offsets[n].as_py()
+            itype = pa.int64() if osize == 8 else pa.int32()
+            offsets = pa.Array.from_buffers(itype, n + 1, [None, bufs[1]], offset=off)
+            lo, hi = offsets[0].as_py(), offsets[n].as_py()
             ranges.append(Buffer(bufs[2].address + lo, hi - lo))
         return ranges
     return [Buffer(b.address, b.size) for b in bufs if b is not None]

@@ -111,4 +111,5 @@ def values(obj: Any) -> Any:
 
 
 def matrix_of(table: pa.Table) -> list[list[Any]]:
-    return np.column_stack([c.to_numpy() for c in table.columns]).tolist()
+    rows: list[list[Any]] = np.column_stack([c.to_numpy() for c in table.columns]).tolist()
+    return rows

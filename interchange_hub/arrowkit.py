@@ -125,6 +125,18 @@ def read_column(value: Any) -> Any:
     return pa.chunked_array(value)
 
 
+def read_any(value: Any) -> Any:
+    """Read a producer once: a Table for struct data (record batches), else a ChunkedArray."""
+    pa = pa_module()
+    if is_arrow_stream(value):
+        col = pa.chunked_array(value)
+    else:
+        col = pa.chunked_array([pa.array(value)])
+    if pa.types.is_struct(col.type):
+        return pa.Table.from_struct_array(col)
+    return col
+
+
 def as_chunked(value: Any) -> Any:
     pa = pa_module()
     col = read_column(value)

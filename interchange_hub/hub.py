@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
+from interchange_hub import arrowkit
 from interchange_hub.adapter import ARROW, DLPACK, Adapter, Buffer, Edge
 from interchange_hub.errors import UnsupportedObjectError
 from interchange_hub.plugins import make_plugin_manager
@@ -108,6 +109,9 @@ class Hub:
             of warning when a step cannot keep a column faithfully.
         """
         plan, request, source = self._plan(obj, to, copy, device, strict)
+        if plan.deferred:  # a stream of unknown schema: read it once, then plan for real
+            data = arrowkit.read_any(obj)
+            return self.convert(data, to, copy=copy, device=device, strict=strict)
         return self._router.execute(obj, plan, request, source.is_one_shot(obj))
 
     def export(self, obj: object) -> Any:

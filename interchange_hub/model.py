@@ -46,6 +46,7 @@ class DataInfo:
     layout: str = ""  # tensors: "C", "F", "strided" or "negative"
     device: Device = CPU
     readonly: bool = False
+    known: bool = True  # False: a stream whose schema shows only once it is read
 
     @property
     def nbytes(self) -> int:
@@ -82,7 +83,12 @@ class Loss:
     lost: str
 
     def message(self) -> str:
-        return f"column {self.column!r}: {self.source} -> {self.target}: {self.lost}"
+        return f"{label(self.column)}: {self.source} -> {self.target}: {self.lost}"
+
+
+def label(column: str) -> str:
+    """How messages name a column (a tensor's or an unnamed array's data has no name)."""
+    return f"column {column!r}" if column else "the data"
 
 
 @dataclass(frozen=True, slots=True)

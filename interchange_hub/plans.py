@@ -6,6 +6,8 @@ import html
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from interchange_hub.model import label
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -77,11 +79,12 @@ class Plan:
     info: DataInfo
     steps: tuple[Step, ...]
     notes: tuple[str, ...] = ()
+    deferred: bool = False  # the route is found only when the data is read (see notes)
 
     @property
     def zero_copy(self) -> bool:
-        """True when no step copies data."""
-        return all(s.zero_copy for s in self.steps)
+        """True when no step copies data (False while the route is deferred: unknown)."""
+        return not self.deferred and all(s.zero_copy for s in self.steps)
 
     @property
     def copies(self) -> tuple[Copy, ...]:
@@ -113,13 +116,15 @@ class Plan:
 
     def __str__(self) -> str:
         verdict = "zero-copy" if self.zero_copy else f"copies {format_bytes(self.copied_bytes)}"
+        if self.deferred:
+            verdict = "route planned when the stream is read"
         head = f"Plan {self.source} -> {self.target}: {verdict}, {len(self.steps)} step(s)"
         lines = [head]
-        if not self.steps:
+        if not self.steps and not self.deferred:
             lines.append("  (no steps: the object is returned as is)")
         for i, step in enumerate(self.steps, 1):
             lines.append(f"  {i}. {step.line()}")
-            lines.extend(f"       copies {c.column!r}: {c.reason}" for c in step.copies)
+            lines.extend(f"       copies {label(c.column)}: {c.reason}" for c in step.copies)
             lines.extend(f"       LOSSY {loss.message()}" for loss in step.losses)
         lines.extend(f"  note: {n}" for n in self.notes)
         return "\n".join(lines)
@@ -154,4 +159,4 @@ class Plan:
 
 
 def summarize_copies(copies: Sequence[Copy]) -> str:
-    return "; ".join(f"column {c.column!r}: {c.reason}" for c in copies)
+    return "; ".join(f"{label(c.column)}: {c.reason}" for c in copies)

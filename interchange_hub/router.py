@@ -26,7 +26,7 @@ from interchange_hub.errors import (
     LossyConversionWarning,
     NoRouteError,
 )
-from interchange_hub.model import DataInfo, Kind, Unroutable
+from interchange_hub.model import DataInfo, Kind, Unroutable, label
 from interchange_hub.plans import Plan, Step, format_bytes
 
 if TYPE_CHECKING:
@@ -91,6 +91,12 @@ class Router:
         names = (_type_name(obj), _target_name(request))
         if self._is_identity(obj, start, info, request):
             return Plan(names[0], names[1], info, ())
+        if not info.known:
+            note = (
+                "the stream's schema shows only once it is read: it is read once into "
+                "Arrow (zero-copy), and the rest of the route is planned then"
+            )
+            return Plan(names[0], names[1], info, (), (note,), deferred=True)
         key = (type(obj), info.signature, request)
         cached = self._cache.get(key)
         if cached is not None:
@@ -180,15 +186,15 @@ class Router:
         self, names: tuple[str, str], info: DataInfo, steps: list[Step], req: Request
     ) -> Plan:
         notes = []
-        final = steps[-1].estimate.out if steps else info
-        if req.kind == Kind.COLUMN and final.kind == Kind.TABLE and len(final.columns) != 1:
+        last = steps[-1].before if steps else info
+        if req.kind == Kind.COLUMN and last.kind == Kind.TABLE and len(last.columns) != 1:
             raise NoRouteError(
                 f"{names[1]} holds one column but the data is a table of "
-                f"{len(final.columns)} columns; select one column first"
+                f"{len(last.columns)} columns; select one column first"
             )
         if info.kind == Kind.STREAM:
             notes.append("the source is a one-shot stream: converting it consumes it")
-        if any(s.estimate.shared_readonly for s in steps):
+        if _aliases_readonly(steps):
             notes.append(
                 "the result shares read-only memory with the source; writing to it (torch "
                 "ignores the read-only flag) changes the source. Pass copy=True to avoid it"
@@ -206,6 +212,7 @@ class Router:
     def execute(self, obj: object, plan: Plan, request: Request, one_shot: bool) -> object:
         if one_shot:
             self._claim(obj)
+
         for loss in plan.losses:
             warnings.warn(
                 f"lossy conversion to {plan.target}: {loss.message()}",
@@ -240,6 +247,16 @@ class Router:
                 pass
 
 
+def _aliases_readonly(steps: Sequence[Step]) -> bool:
+    """Whether the result shares read-only memory that came from the source."""
+    for step in reversed(steps):
+        if step.estimate.shared_readonly:
+            return True
+        if step.estimate.copies_all:
+            return False
+    return False
+
+
 def _cost(steps: Sequence[Step]) -> tuple[int, int, int, int]:
     losses = sum(len(s.losses) for s in steps)
     copied = sum(s.copied_bytes * (4 if s.estimate.moves_device else 1) for s in steps)
@@ -256,7 +273,7 @@ def _copy_message(route: _Route) -> str:
     for s in route.steps:
         for c in s.copies:
             parts.append(
-                f"column {c.column!r} is copied ({format_bytes(c.nbytes)}) at step "
+                f"{label(c.column)} is copied ({format_bytes(c.nbytes)}) at step "
                 f"{s.edge.source} -> {s.edge.target}: {c.reason}"
             )
     return (

@@ -185,6 +185,22 @@ def estimate_to_tensor(info: DataInfo, dlpack_only: bool) -> Estimate:
             shared_readonly=not copies,
         )
     dtypes = {d for d, _, _ in planned}
+    if (
+        len(dtypes) > 1
+        and len({c.dtype for c in info.columns}) == 1
+        and dtypes
+        <= {
+            "float64",
+            info.columns[0].dtype,
+        }
+    ):
+        # Integer columns with nulls became float64: the others follow, so they share a dtype.
+        for col, (dtype, _, _) in zip(info.columns, planned, strict=True):
+            if dtype != "float64":
+                lost = "promoted to share a dtype with columns that have nulls; "
+                lost += "integers above 2**53 lose precision"
+                losses.append(Loss(col.name, col.dtype, "float64", lost))
+        dtypes = {"float64"}
     if len(dtypes) != 1 or next(iter(dtypes)) in ("object",):
         listing = ", ".join(f"{c.name}: {c.dtype}" for c in info.columns)
         raise Unroutable(

@@ -41,7 +41,7 @@ class ProtocolSource(Adapter):
 
     def _describe_arrow(self, obj: Any) -> DataInfo:
         if not installed("pyarrow"):
-            return DataInfo(Kind.TABLE)
+            return DataInfo(Kind.TABLE, known=False)
         pa = arrowkit.pa_module()
         if is_arrow_array(obj) and not is_arrow_stream(obj):
             schema_capsule, _ = obj.__arrow_c_array__()
@@ -56,7 +56,7 @@ class ProtocolSource(Adapter):
                 return arrowkit.describe_schema(schema, Kind.TABLE)
             field = pa.field(obj)
             return arrowkit.describe_schema(pa.schema([field]), Kind.COLUMN)
-        return DataInfo(Kind.TABLE)
+        return DataInfo(Kind.TABLE, known=False)
 
     def buffers(self, obj: Any) -> list[Buffer]:
         if is_arrow_array(obj) and installed("pyarrow"):

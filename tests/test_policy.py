@@ -1,0 +1,121 @@
+"""Copy policy, lossless defaults, strict mode and lossy warnings."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pytest
+import torch
+
+import interchange_hub as ih
+
+BIG = 2**53 + 1
+
+
+def test_integers_with_nulls_stay_integers_in_table_libraries(hub: ih.Hub) -> None:
+    table = pa.table({"n": pa.array([BIG, None, 3])})
+    pdf = hub.convert(table, to="pandas")
+    assert str(pdf["n"].dtype) == "Int64"
+    assert pdf["n"].iloc[0] == BIG and pdf["n"].isna().tolist() == [False, True, False]
+    df = hub.convert(table, to="polars")
+    assert df.schema["n"] == pl.Int64 and df["n"].to_list() == [BIG, None, 3]
+    back = hub.convert(pdf, to="pyarrow")
+    assert back.column("n").type == pa.int64() and back.column("n").to_pylist() == [BIG, None, 3]
+
+
+def test_integers_with_nulls_into_a_tensor_warn_naming_the_column(hub: ih.Hub) -> None:
+    table = pl.DataFrame({"count": [1, None, 3], "other": [1, 2, 3]})
+    with pytest.warns(ih.LossyConversionWarning) as record:
+        matrix = hub.convert(table, to="numpy")
+    messages = [str(w.message) for w in record]
+    assert any(
+        "column 'count': int64 with 1 nulls -> float64: nulls become NaN" in m for m in messages
+    )
+    assert any("column 'other'" in m and "promoted" in m for m in messages)
+    assert matrix.dtype == np.float64 and np.isnan(matrix[1, 0])
+
+
+def test_strict_turns_the_warning_into_an_error_before_converting(hub: ih.Hub) -> None:
+    series = pl.Series("count", [1, None, 3])
+    with pytest.raises(ih.LossyConversionError, match="column 'count'"):
+        hub.convert(series, to="torch", strict=True)
+    with pytest.raises(ih.LossyConversionError):
+        hub.plan(series, to="torch", strict=True)
+
+
+def test_timezone_and_unit_survive_a_round_trip(hub: ih.Hub) -> None:
+    typ = pa.timestamp("ns", "America/New_York")
+    table = pa.table({"t": pa.array([1_700_000_000_123_456_789, None], typ)})
+    through_pandas = hub.convert(hub.convert(table, to="pandas"), to="pyarrow")
+    assert through_pandas.column("t").type == typ
+    through_polars = hub.convert(hub.convert(table, to="polars"), to="pyarrow")
+    assert through_polars.column("t").type == typ
+    assert through_polars.column("t").to_pylist() == table.column("t").to_pylist()
+
+
+def test_strings_stay_strings(hub: ih.Hub) -> None:
+    table = pa.table({"s": pa.array(["a", None, "ccc"], pa.large_string())})
+    for lib in ("polars", "pandas", "nanoarrow"):
+        out = hub.convert(hub.convert(table, to=lib), to="pyarrow")
+        assert pa.types.is_large_string(out.column("s").type) or pa.types.is_string_view(
+            out.column("s").type
+        )
+        assert out.column("s").to_pylist() == ["a", None, "ccc"]
+    assert str(hub.convert(table, to="pandas")["s"].dtype) == "str"
+
+
+def test_copy_false_raises_naming_column_and_reason(hub: ih.Hub) -> None:
+    table = pa.table({"ok": [1.0, 2.0], "s": pa.array(["a", "b"], pa.string())})
+    with pytest.raises(ih.CopyRequiredError, match=r"column 's'.*string_view") as info:
+        hub.convert(table, to="polars", copy=False)
+    assert info.value.columns == ("s",)
+    assert isinstance(info.value, ih.InterchangeError)
+
+
+def test_copy_false_passes_on_zero_copy_routes(hub: ih.Hub) -> None:
+    arr = np.arange(10.0)
+    assert hub.convert(arr, to="torch", copy=False).data_ptr() == arr.ctypes.data
+
+
+def test_copy_false_with_nulls_into_a_tensor(hub: ih.Hub) -> None:
+    with pytest.raises(ih.CopyRequiredError, match="nulls"):
+        hub.convert(pa.array([1.5, None]), to="numpy", copy=False)
+
+
+def test_copy_true_gives_independent_memory(hub: ih.Hub) -> None:
+    arr = np.arange(10.0)
+    t = hub.convert(arr, to="torch", copy=True)
+    t[0] = 99.0
+    assert arr[0] == 0.0
+    table = pa.table({"a": np.arange(5)})
+    df = hub.convert(table, to="polars", copy=True)
+    assert hub.shared_bytes(table, df) == 0
+    plan = hub.plan(table, to="polars", copy=True)
+    assert any("copy=True" in s.estimate.why for s in plan.steps)
+
+
+def test_read_only_aliasing_is_stated_in_the_plan(hub: ih.Hub) -> None:
+    arr = pa.array(np.arange(4.0))
+    plan = hub.plan(arr, to="torch")
+    assert plan.zero_copy
+    assert any("read-only" in note for note in plan.notes)
+    assert not any("read-only" in n for n in hub.plan(arr, to="torch", copy=True).notes)
+
+
+def test_result_outlives_source(hub: ih.Hub) -> None:
+    import gc
+
+    values = np.random.default_rng(5).standard_normal(50_000)
+    expected = values.copy()
+    t = hub.convert(pa.array(values), to="torch")
+    del values
+    gc.collect()
+    assert torch.equal(t, torch.from_numpy(expected))
+
+
+def test_pandas_index_travels_as_a_column(hub: ih.Hub) -> None:
+    pdf = pd.DataFrame({"a": [1, 2]}, index=pd.Index(["x", "y"], name="key"))
+    df = hub.convert(pdf, to="polars")
+    assert df.columns == ["a", "key"]

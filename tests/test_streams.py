@@ -1,0 +1,91 @@
+"""One-shot sources: consumed once, read lazily where the target can take a stream."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import nanoarrow as na
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pytest
+
+import interchange_hub as ih
+
+SCHEMA = pa.schema([("a", pa.int64()), ("s", pa.string())])
+
+
+class CountingReader:
+    """A reader whose batches are produced on demand, counting how many were read."""
+
+    def __init__(self, batches: int = 3) -> None:
+        self.read = 0
+        self.reader = pa.RecordBatchReader.from_batches(SCHEMA, self._gen(batches))
+
+    def _gen(self, n: int) -> Iterator[pa.RecordBatch]:
+        for i in range(n):
+            self.read += 1
+            yield pa.record_batch([[i, i + 1], [f"x{i}", None]], schema=SCHEMA)
+
+
+def test_reader_to_polars_is_lazy(hub: ih.Hub) -> None:
+    source = CountingReader()
+    plan = hub.plan(source.reader, to="polars")
+    lazy = hub.convert(source.reader, to="polars")
+    assert isinstance(lazy, pl.LazyFrame)
+    assert source.read == 0
+    assert any("one-shot" in n for n in plan.notes)
+    frame = lazy.collect()
+    assert source.read == 3 and frame["a"].to_list() == [0, 1, 1, 2, 2, 3]
+
+
+def test_reader_to_pyarrow_and_nanoarrow_stays_a_stream(hub: ih.Hub) -> None:
+    source = CountingReader()
+    out = hub.convert(source.reader, to="pyarrow")
+    assert isinstance(out, pa.RecordBatchReader) and source.read == 0
+    assert out.read_all().num_rows == 6
+    source = CountingReader()
+    stream = hub.convert(source.reader, to="nanoarrow")
+    assert isinstance(stream, na.ArrayStream) and source.read == 0
+    assert len(stream.read_all()) == 6
+
+
+def test_reader_to_pandas_materialises(hub: ih.Hub) -> None:
+    source = CountingReader()
+    frame = hub.convert(source.reader, to="pandas")
+    assert isinstance(frame, pd.DataFrame) and len(frame) == 6
+    assert source.read == 3
+
+
+def test_a_consumed_reader_is_refused(hub: ih.Hub) -> None:
+    source = CountingReader()
+    hub.convert(source.reader, to="pandas")
+    with pytest.raises(ih.ConsumedSourceError, match="read only once"):
+        hub.convert(source.reader, to="polars")
+
+
+def test_planning_does_not_consume(hub: ih.Hub) -> None:
+    source = CountingReader()
+    hub.plan(source.reader, to="pandas")
+    hub.plan(source.reader, to="polars")
+    assert source.read == 0
+    assert len(hub.convert(source.reader, to="pandas")) == 6
+
+
+def test_nanoarrow_stream_source(hub: ih.Hub) -> None:
+    stream = na.ArrayStream(pa.table({"a": [1, 2, 3]}))
+    assert hub.convert(stream, to="polars").collect()["a"].to_list() == [1, 2, 3]
+    with pytest.raises(ih.ConsumedSourceError):
+        hub.convert(stream, to="pyarrow")
+
+
+def test_reader_as_a_table_type(hub: ih.Hub) -> None:
+    source = CountingReader()
+    frame = hub.convert(source.reader, to=pl.DataFrame)
+    assert isinstance(frame, pl.DataFrame) and frame.height == 6
+
+
+def test_table_to_reader_type(hub: ih.Hub) -> None:
+    reader = hub.convert(pl.DataFrame({"a": [1, 2]}), to=pa.RecordBatchReader)
+    assert isinstance(reader, pa.RecordBatchReader)
+    assert reader.read_all().column("a").to_pylist() == [1, 2]

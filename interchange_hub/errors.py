@@ -5,6 +5,7 @@ Every error a user can hit derives from :class:`InterchangeError`::
     InterchangeError
     ├── UnsupportedObjectError (also TypeError)   no adapter or protocol recognises the object
     ├── UnknownTargetError (also ValueError)      ``to=`` names no known library or type
+    ├── DeviceError (also ValueError)             a device is misspelled or not available
     ├── NoRouteError                              no chain of adapters can produce the target
     │   └── CopyRequiredError                     only routes that copy exist, and copy=False
     ├── LossyConversionError                      strict=True and a step would lose information
@@ -54,6 +55,10 @@ class UnknownTargetError(InterchangeError, ValueError):
             f"unknown target {target!r}.{hint} Known targets: {', '.join(self.known)}. "
             "Pass a library name or one of its types (for example to='polars' or to=pl.Series)."
         )
+
+
+class DeviceError(InterchangeError, ValueError):
+    """A device name cannot be parsed, or the device is not available."""
 
 
 class NoRouteError(InterchangeError):

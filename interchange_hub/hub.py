@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
 from interchange_hub.adapter import ARROW, DLPACK, Adapter, Buffer, Edge
-from interchange_hub.errors import UnsupportedObjectError
+from interchange_hub.dependencies import installed
+from interchange_hub.errors import ConversionError, MissingDependencyError, UnsupportedObjectError
 from interchange_hub.plugins import make_plugin_manager
 from interchange_hub.protocols import Device, is_arrow, is_dlpack
 from interchange_hub.registry import Registry
@@ -110,7 +111,13 @@ class Hub:
         """
         plan, request, source = self._plan(obj, to, copy, device, strict)
         if plan.deferred:  # a stream of unknown schema: read it once, then plan for real
-            data = arrowkit.read_any(obj)
+            try:
+                data = arrowkit.read_any(obj)
+            except Exception as exc:
+                raise ConversionError(
+                    f"reading the Arrow stream of {type(obj).__name__} failed: "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
             return self.convert(data, to, copy=copy, device=device, strict=strict)
         return self._router.execute(obj, plan, request, source.is_one_shot(obj))
 
@@ -160,6 +167,10 @@ class Hub:
         self, to: object, copy: bool | None, device: str | Device | None, strict: bool
     ) -> Request:
         adapter, kind, cls = self.registry.resolve_target(to)
+        if not installed(adapter.module):
+            raise MissingDependencyError(
+                adapter.module, adapter.extra or adapter.module, f"to convert to {adapter.name}"
+            )
         dev = None if device is None else Device.parse(device)
         return Request(adapter.name, kind, cls, copy, dev, strict)
 

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from interchange_hub.errors import ProtocolError
+from interchange_hub.errors import DeviceError, ProtocolError
 
 # Capsule names from the Arrow PyCapsule interface and the DLPack Python specification.
 ARROW_SCHEMA = "arrow_schema"
@@ -76,7 +76,7 @@ class Device:
         match = _DEVICE_RE.match(str(spec).strip().lower())
         names = {name: code for code, name in _DEVICE_NAMES.items()}
         if match is None or match["kind"] not in names:
-            raise ValueError(
+            raise DeviceError(
                 f"unknown device {spec!r}: use 'cpu', 'cuda' or 'cuda:N' (N the GPU index)"
             )
         return cls(names[match["kind"]], int(match["index"] or 0))

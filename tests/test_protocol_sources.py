@@ -39,7 +39,8 @@ class DLPackOnly:
         return self._data.__dlpack__(**kwargs)
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        return self._data.__dlpack_device__()
+        device: tuple[int, int] = self._data.__dlpack_device__()
+        return device
 
 
 class WrongCapsule:

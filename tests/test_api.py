@@ -1,0 +1,146 @@
+"""The public surface: names, the default hub, independent hubs, plans and exports."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import torch
+
+import interchange_hub as ih
+
+
+def test_all_is_sorted_and_complete() -> None:
+    assert ih.__all__ == sorted(ih.__all__)
+    public = {n for n in dir(ih) if not n.startswith("_")}
+    modules = {"adapter", "adapters", "arrowkit", "dependencies", "errors", "exported", "hookspecs",
+               "hub", "model", "plans", "plugins", "protocols", "registry", "router", "tensorkit",
+               "threading", "annotations", "Any"}  # fmt: skip
+    assert public - modules == set(ih.__all__)
+
+
+def test_module_level_verbs_use_the_default_hub() -> None:
+    df = pd.DataFrame({"a": [1, 2, 3]})
+    assert isinstance(ih.convert(df, to="polars"), pl.DataFrame)
+    assert ih.plan(df, to="polars").zero_copy
+    assert ih.default_hub() is ih.default_hub()
+
+
+def test_independent_hub_lists_its_adapters(hub: ih.Hub) -> None:
+    names = [a.name for a in hub.adapters()]
+    assert names == ["pyarrow", "nanoarrow", "polars", "pandas", "numpy", "torch"]
+    assert ih.Hub(autoload=False) is not hub
+
+
+def test_plan_prints_one_line_per_step(hub: ih.Hub) -> None:
+    series = pl.Series("x", [1.0, 2.0, 3.0])
+    plan = hub.plan(series, to="torch")
+    text = str(plan)
+    lines = text.splitlines()
+    assert lines[0].startswith("Plan polars.Series -> torch: zero-copy, 3 step(s)")
+    steps = [line for line in lines if line.lstrip()[:2] in ("1.", "2.", "3.")]
+    assert len(steps) == 3
+    assert "__arrow_c_stream__" in steps[0] and "cpu" in steps[0] and "zero-copy" in steps[0]
+    assert "[24 B]" in steps[0]  # estimated bytes entering the step
+    assert "torch.from_dlpack" in steps[2]
+    assert "<table>" in plan._repr_html_()
+
+
+def test_plan_shows_why_a_copy_happens(hub: ih.Hub) -> None:
+    plan = hub.plan(pa.table({"s": pa.array(["a", "b"])}), to="polars")
+    assert not plan.zero_copy
+    assert plan.copied_columns == ("s",)
+    assert "string_view" in str(plan)
+
+
+def test_plans_are_cached_per_type_and_signature(hub: ih.Hub) -> None:
+    hub.plan(np.arange(3), to="torch")
+    router = hub._router
+    cached = dict(router._cache)
+    hub.plan(np.arange(100), to="torch")  # same type and signature: no new search
+    assert router._cache == cached
+    hub.plan(np.arange(100.0).reshape(10, 10), to="torch")  # a 2-D signature is new
+    assert len(router._cache) == len(cached) + 1
+
+
+def test_plan_estimates_follow_the_data(hub: ih.Hub) -> None:
+    small = hub.plan(pa.array(np.arange(10)), to="numpy")
+    large = hub.plan(pa.array(np.arange(1000)), to="numpy")
+    assert small.info.nbytes == 80 and large.info.nbytes == 8000
+    with_nulls = hub.plan(pa.array([1, None]), to="numpy")
+    assert with_nulls.copied_columns and not with_nulls.lossless
+
+
+def test_export_exposes_the_protocols_that_apply(hub: ih.Hub) -> None:
+    exported = hub.export(np.arange(4, dtype=np.int64))
+    assert hasattr(exported, "__dlpack__") and hasattr(exported, "__arrow_c_array__")
+    assert pa.array(exported).to_pylist() == [0, 1, 2, 3]
+    assert torch.from_dlpack(exported).tolist() == [0, 1, 2, 3]
+    strings = hub.export(pl.DataFrame({"s": ["a"]}))
+    assert not hasattr(strings, "__dlpack__")
+    assert pa.table(strings).column("s").to_pylist() == ["a"]
+    # fresh capsules on every call: the same export can be consumed twice
+    assert pa.table(strings).num_rows == pa.table(strings).num_rows == 1
+
+
+def test_export_device_array_follows_the_kwargs_rule(hub: ih.Hub) -> None:
+    exported = hub.export(pa.array([1, 2]))
+    schema, array = exported.__arrow_c_device_array__(future_option=None)
+    assert pa.array(exported).to_pylist() == [1, 2]
+    try:
+        exported.__arrow_c_device_array__(future_option=1)
+    except NotImplementedError as exc:
+        assert "future_option" in str(exc)
+    else:
+        raise AssertionError("an unknown keyword with a value must raise")
+
+
+def test_type_targets(hub: ih.Hub) -> None:
+    table = pa.table({"a": [1, 2]})
+    assert isinstance(hub.convert(table, to=pl.Series), pl.Series)
+    assert isinstance(hub.convert(pa.array([1, 2]), to=pl.DataFrame), pl.DataFrame)
+    assert isinstance(hub.convert(pl.Series([1, 2]), to=pa.Array), pa.Array)
+    assert isinstance(hub.convert(pl.Series([1, 2]), to=pa.ChunkedArray), pa.ChunkedArray)
+    assert isinstance(hub.convert(pl.DataFrame({"a": [1]}), to=pa.RecordBatch), pa.RecordBatch)
+    assert isinstance(hub.convert(np.arange(3), to=pd.DataFrame), pd.DataFrame)
+
+
+def test_tensor_kinds(hub: ih.Hub) -> None:
+    cube = np.arange(24, dtype=np.int64).reshape(2, 3, 4)
+    column = hub.convert(cube, to="pyarrow")
+    assert isinstance(column.type, pa.FixedShapeTensorType)
+    assert np.array_equal(column.to_numpy_ndarray(), cube)
+    assert np.array_equal(hub.convert(column, to="numpy"), cube)
+    assert isinstance(hub.convert(np.arange(3), to="polars"), pl.Series)
+    assert isinstance(hub.convert(np.ones((2, 2)), to="polars"), pl.DataFrame)
+
+
+def test_negative_strides_are_normalised_before_torch(hub: ih.Hub) -> None:
+    reversed_view = np.arange(10.0)[::-1]
+    plan = hub.plan(reversed_view, to="torch")
+    assert not plan.zero_copy and "negative strides" in str(plan)
+    assert hub.convert(reversed_view, to="torch").tolist() == reversed_view.tolist()
+
+
+def test_threads_share_one_hub() -> None:
+    hub = ih.Hub(autoload=False)
+    errors: list[BaseException] = []
+
+    def work(seed: int) -> None:
+        try:
+            for i in range(30):
+                data = np.arange(seed, seed + 50 + i, dtype=np.float64)
+                out = hub.convert(hub.convert(data, to="polars"), to="torch")
+                assert out.tolist() == data.tolist()
+        except BaseException as exc:  # noqa: BLE001 - collected and asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []

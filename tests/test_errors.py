@@ -1,0 +1,134 @@
+"""Every error a user can hit: from the hub's tree, saying what happened and what to do."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pytest
+import torch
+
+import interchange_hub as ih
+
+
+def test_the_error_tree() -> None:
+    for cls in (
+        ih.UnsupportedObjectError,
+        ih.UnknownTargetError,
+        ih.NoRouteError,
+        ih.CopyRequiredError,
+        ih.LossyConversionError,
+        ih.ConsumedSourceError,
+        ih.ProtocolError,
+        ih.ConversionError,
+        ih.MissingDependencyError,
+        ih.DeviceError,
+    ):
+        assert issubclass(cls, ih.InterchangeError)
+    assert issubclass(ih.CopyRequiredError, ih.NoRouteError)
+    assert issubclass(ih.MissingDependencyError, ImportError)
+    assert issubclass(ih.UnsupportedObjectError, TypeError)
+    assert issubclass(ih.LossyConversionWarning, UserWarning)
+
+
+def test_unsupported_object_names_type_and_lists_supported(hub: ih.Hub) -> None:
+    with pytest.raises(ih.UnsupportedObjectError) as info:
+        hub.convert({"a": [1, 2]}, to="polars")
+    message = str(info.value)
+    assert "builtins.dict" in message
+    assert "polars.DataFrame" in message and "numpy.ndarray" in message
+    assert "__arrow_c_stream__" in message
+
+
+def test_unknown_target_suggests_nearest(hub: ih.Hub) -> None:
+    with pytest.raises(ih.UnknownTargetError, match="Did you mean 'polars'"):
+        hub.convert(np.arange(3), to="polar")
+    with pytest.raises(ih.UnknownTargetError, match="Known targets: nanoarrow, numpy"):
+        hub.convert(np.arange(3), to="excel")
+
+
+def test_unknown_target_type(hub: ih.Hub) -> None:
+    with pytest.raises(ih.UnknownTargetError, match=r"builtins\.list"):
+        hub.convert(np.arange(3), to=list)
+
+
+def test_aliases_are_accepted(hub: ih.Hub) -> None:
+    assert isinstance(hub.convert(np.arange(3), to="pl"), pl.Series)
+    assert isinstance(hub.convert(np.arange(3), to="pd"), pd.Series)
+
+
+class _MissingLibrary(ih.Adapter):
+    name = "ghostlib"
+    module = "ghostlib_is_not_installed"
+    extra = "ghostlib"
+
+    def owns(self, obj: object) -> bool:
+        return False
+
+
+class _GhostPlugin:
+    @ih.hookimpl
+    def register_adapters(self, register: Any) -> None:
+        register(_MissingLibrary())
+
+
+def test_target_not_installed_names_the_extra() -> None:
+    hub = ih.Hub(autoload=False, plugins=[_GhostPlugin()])
+    with pytest.raises(
+        ih.MissingDependencyError, match=r"pip install 'interchange-hub\[ghostlib\]'"
+    ):
+        hub.convert(np.arange(3), to="ghostlib")
+
+
+def test_mixed_table_to_tensor(hub: ih.Hub) -> None:
+    table = pa.table({"a": [1, 2], "b": ["x", "y"]})
+    with pytest.raises(
+        ih.NoRouteError, match=r"column 'b' \(string\) cannot be stored in a tensor"
+    ):
+        hub.convert(table, to="torch")
+    with pytest.raises(ih.NoRouteError, match="share one numeric dtype"):
+        hub.convert(pa.table({"a": [1, 2], "b": [1.5, 2.5]}), to="numpy")
+
+
+def test_table_of_several_columns_to_a_column_type(hub: ih.Hub) -> None:
+    with pytest.raises(ih.NoRouteError, match="table of 2 columns; select one column"):
+        hub.convert(pa.table({"a": [1], "b": [2]}), to=pl.Series)
+
+
+def test_bool_with_nulls_to_tensor(hub: ih.Hub) -> None:
+    with pytest.raises(ih.NoRouteError, match="fill them first"):
+        hub.convert(pa.array([True, None]), to="torch")
+
+
+def test_polars_object_column_is_refused(hub: ih.Hub) -> None:
+    df = pl.DataFrame({"o": pl.Series([object(), object()], dtype=pl.Object)})
+    with pytest.raises(ih.NoRouteError, match="Object column 'o'.*raw pointers"):
+        hub.convert(df, to="pyarrow")
+
+
+def test_pandas_mixed_objects_are_refused(hub: ih.Hub) -> None:
+    with pytest.raises(ih.NoRouteError, match="mixed Python objects"):
+        hub.convert(pd.DataFrame({"m": [1, "a"]}), to="polars")
+
+
+def test_bfloat16_to_numpy(hub: ih.Hub) -> None:
+    with pytest.raises(ih.NoRouteError, match="bfloat16"):
+        hub.convert(torch.ones(3, dtype=torch.bfloat16), to="numpy")
+
+
+def test_a_library_failure_is_wrapped_with_the_step(hub: ih.Hub) -> None:
+    class Broken:
+        def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+            raise RuntimeError("producer exploded")
+
+    with pytest.raises(ih.ConversionError, match="producer exploded") as info:
+        hub.convert(Broken(), to="polars")
+    assert isinstance(info.value.__cause__, RuntimeError)
+
+
+def test_bad_device_string(hub: ih.Hub) -> None:
+    with pytest.raises(ih.DeviceError, match="'cpu', 'cuda' or 'cuda:N'"):
+        hub.convert(np.arange(3), to="torch", device="gpu-please")

@@ -9,6 +9,7 @@ import pandas as pd
 import polars as pl
 import pyarrow as pa
 import torch
+import torch.utils.dlpack
 
 import interchange_hub as ih
 
@@ -78,7 +79,7 @@ def test_export_exposes_the_protocols_that_apply(hub: ih.Hub) -> None:
     exported = hub.export(np.arange(4, dtype=np.int64))
     assert hasattr(exported, "__dlpack__") and hasattr(exported, "__arrow_c_array__")
     assert pa.array(exported).to_pylist() == [0, 1, 2, 3]
-    assert torch.from_dlpack(exported).tolist() == [0, 1, 2, 3]
+    assert torch.utils.dlpack.from_dlpack(exported).tolist() == [0, 1, 2, 3]
     strings = hub.export(pl.DataFrame({"s": ["a"]}))
     assert not hasattr(strings, "__dlpack__")
     assert pa.table(strings).column("s").to_pylist() == ["a"]

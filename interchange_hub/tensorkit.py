@@ -166,7 +166,8 @@ def estimate_to_tensor(info: DataInfo, dlpack_only: bool) -> Estimate:
                 layout="C",
                 readonly=True,
             )
-            return Estimate(out, tuple(copies), why="fixed-shape tensor column -> n-D tensor")
+            why = "fixed-shape tensor column -> n-D tensor"
+            return Estimate(out, tuple(copies), why=why, shared_readonly=not copies)
         out = DataInfo(
             Kind.TENSOR,
             (Column(TENSOR_NAME, dtype, info.nbytes, 0),),
@@ -185,43 +186,42 @@ def estimate_to_tensor(info: DataInfo, dlpack_only: bool) -> Estimate:
             shared_readonly=not copies,
         )
     dtypes = {d for d, _, _ in planned}
-    if (
-        len(dtypes) > 1
-        and len({c.dtype for c in info.columns}) == 1
-        and dtypes
-        <= {
-            "float64",
-            info.columns[0].dtype,
-        }
-    ):
+    if len(dtypes) > 1 and _all_ints_with_some_nulls(info, dtypes):
         # Integer columns with nulls became float64: the others follow, so they share a dtype.
         for col, (dtype, _, _) in zip(info.columns, planned, strict=True):
             if dtype != "float64":
                 lost = "promoted to share a dtype with columns that have nulls; "
-                lost += "integers above 2**53 lose precision"
-                losses.append(Loss(col.name, col.dtype, "float64", lost))
+                losses.append(Loss(col.name, col.dtype, "float64", lost + "integers above 2**53 "
+                                   "lose precision"))  # fmt: skip
         dtypes = {"float64"}
-    if len(dtypes) != 1 or next(iter(dtypes)) in ("object",):
+    if len(dtypes) != 1 or "object" in dtypes:
         listing = ", ".join(f"{c.name}: {c.dtype}" for c in info.columns)
         raise Unroutable(
             f"a table goes to a tensor only when all columns share one numeric dtype "
             f"(found {listing}); cast the columns to one dtype first"
         )
-    dtype = dtypes.pop()
     if info.columns[0].dtype.startswith(FIXED_SHAPE_TENSOR):
         raise Unroutable("a table of tensor columns cannot become one tensor")
-    copies = [
-        Copy(c.name, c.nbytes, "a 2-D tensor interleaves the columns (row-major)")
-        for c in info.columns
-    ]
+    if len(info.columns) > 1:
+        copied = {c.column for c in copies}
+        interleave = "a 2-D tensor interleaves the columns (row-major)"
+        copies += [Copy(c.name, c.nbytes, interleave) for c in info.columns if c.name not in copied]
     out = DataInfo(
         Kind.TENSOR,
-        (Column(TENSOR_NAME, dtype, info.nbytes, 0),),
+        (Column(TENSOR_NAME, dtypes.pop(), info.nbytes, 0),),
         rows=rows,
         shape=(max(rows, 0), len(info.columns)),
         layout="C",
+        readonly=not copies,
     )
-    return Estimate(out, tuple(copies), tuple(losses), "table -> 2-D tensor", copies_all=True)
+    why = "table -> 2-D tensor" if copies else "one-column table -> a (rows, 1) view"
+    return Estimate(out, tuple(copies), tuple(losses), why, copies_all=bool(copies),
+                    shared_readonly=not copies)  # fmt: skip
+
+
+def _all_ints_with_some_nulls(info: DataInfo, planned: set[str]) -> bool:
+    source = {c.dtype for c in info.columns}
+    return len(source) == 1 and is_integer(next(iter(source))) and planned <= {"float64", *source}
 
 
 def _storage_of(dtype: str) -> str:
@@ -265,6 +265,8 @@ def table_to_ndarray(table: Any, dlpack_only: bool) -> Any:
     arrays = [column_to_ndarray(c, dlpack_only) for c in table.columns]
     if not arrays:
         raise ValueError("a table without columns cannot become a tensor")
+    if len(arrays) == 1:
+        return arrays[0].reshape(-1, 1)
     return (
         np.column_stack(arrays) if table.num_rows else np.empty((0, len(arrays)), arrays[0].dtype)
     )

@@ -108,3 +108,10 @@ def test_fortran_ordered_matrix_to_table_is_zero_copy(hub: ih.Hub) -> None:
         assert arrow_data_address(table.column(i)) == matrix[:, i].ctypes.data
     c_ordered = np.ascontiguousarray(matrix)
     assert not hub.plan(c_ordered, to="pyarrow").zero_copy
+
+
+def test_one_column_table_to_a_2d_view(hub: ih.Hub, floats: np.ndarray) -> None:
+    table = pa.table({"x": floats})
+    t = hub.convert(table, to="torch")
+    assert tuple(t.shape) == (len(floats), 1)
+    assert t.data_ptr() == arrow_data_address(table.column("x"))

@@ -127,9 +127,6 @@ def _import(value: Any, ctx: Context) -> Any:
     strides = getattr(value, "strides", None)
     if strides is not None and any(s < 0 for s in strides):
         value = value.copy()  # numpy: a fresh C-contiguous array
-    if getattr(value, "flags", None) is not None and not value.flags.writeable and value.size:
-        # torch ignores DLPack's read-only flag; it shares the memory all the same.
-        return torch.from_dlpack(value.__dlpack__(max_version=(1, 0)))
     return torch.from_dlpack(value)
 
 

@@ -9,6 +9,7 @@ float). A non-default index travels as a column, as pandas exports it.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
@@ -190,6 +191,12 @@ def _export(value: Any, ctx: Context) -> Any:
     return ArrowStreamProducer(value)
 
 
+# Arrow types that pandas keeps as ArrowDtype (shared buffers): see _arrow_backed.
+_ARROW_BACKED = re.compile(
+    r"^(decimal|date|time(32|64)|list<|large_list<|fixed_size_list<|struct<|map<)"
+)
+
+
 def _import_copy_reason(col: Column, table: bool) -> str:
     dtype = col.dtype
     if col.chunks > 1:
@@ -201,6 +208,8 @@ def _import_copy_reason(col: Column, table: bool) -> str:
     if dtype.startswith(("timestamp", "duration")):
         return "" if table and col.nulls <= 0 else "pandas rebuilds datetime64 for a Series"
     if dtype == "large_string":
+        return ""
+    if _ARROW_BACKED.match(dtype):
         return ""
     if dtype in ("string", "string_view"):
         return f"pandas' str dtype stores large_string; {dtype} is converted"
@@ -232,13 +241,26 @@ def _import_estimate(ctx: Context) -> Estimate:
 
 
 def _nullable_mapper(arrow_type: Any) -> Any:
+    """pandas' masked dtypes for integers and booleans with nulls, else as _arrow_backed."""
     pa = arrowkit.pa_module()
     pd = _pd()
     if pa.types.is_boolean(arrow_type):
         return pd.BooleanDtype()
     if pa.types.is_integer(arrow_type):
         return pd.api.types.pandas_dtype(str(arrow_type).capitalize().replace("Uint", "UInt"))
-    return None
+    return _arrow_backed(arrow_type)
+
+
+def _arrow_backed(arrow_type: Any) -> Any:
+    """pandas' ArrowDtype for types numpy cannot hold faithfully (else None)."""
+    pa = arrowkit.pa_module()
+    t = pa.types
+    faithful_elsewhere = not (
+        t.is_decimal(arrow_type) or t.is_date(arrow_type) or t.is_time(arrow_type)
+        or t.is_list(arrow_type) or t.is_large_list(arrow_type)
+        or t.is_fixed_size_list(arrow_type) or t.is_struct(arrow_type) or t.is_map(arrow_type)
+    )  # fmt: skip
+    return None if faithful_elsewhere else _pd().ArrowDtype(arrow_type)
 
 
 def _to_frame(table: Any) -> Any:
@@ -248,10 +270,8 @@ def _to_frame(table: Any) -> Any:
         for i, col in enumerate(table.columns)
         if col.null_count and (pa.types.is_integer(col.type) or pa.types.is_boolean(col.type))
     ]
-    if not needs_mask:
-        return table.to_pandas(split_blocks=True)
     plain = table.drop_columns([table.column_names[i] for i in needs_mask])
-    frame = plain.to_pandas(split_blocks=True)
+    frame = plain.to_pandas(split_blocks=True, types_mapper=_arrow_backed)
     for i in needs_mask:
         series = table.column(i).to_pandas(types_mapper=_nullable_mapper)
         frame.insert(i, table.column_names[i], series.array)
@@ -266,8 +286,7 @@ def _import(value: Any, ctx: Context) -> Any:
         name = info.columns[0].name if info.columns else ""
         if want == Kind.TABLE:
             return _to_frame(arrowkit.table_from_column(col, name))
-        mapper = _nullable_mapper if col.null_count else None
-        series = col.to_pandas(types_mapper=mapper)
+        series = col.to_pandas(types_mapper=_nullable_mapper if col.null_count else _arrow_backed)
         return series.rename(name or None)
     frame = _to_frame(arrowkit.read_table(value))
     if want == Kind.COLUMN:

@@ -133,7 +133,3 @@ class Registry:
         candidates: Iterable[str] = list(self._records) + list(ALIASES)
         close = difflib.get_close_matches(name.lower(), list(candidates), n=3, cutoff=0.5)
         return list(dict.fromkeys(ALIASES.get(c, c) for c in close))
-
-
-def plugin_names(records: Sequence[AdapterRecord]) -> list[str]:
-    return sorted({r.plugin for r in records})

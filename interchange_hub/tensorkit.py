@@ -48,7 +48,8 @@ def np_dtype_name(dtype: Any) -> str:
 
 
 def layout_of(arr: Any) -> str:
-    if arr.ndim <= 1 and arr.flags.c_contiguous or arr.ndim > 1 and arr.flags.c_contiguous:
+    """ "C", "F" (column-major, 2-D and up), "negative" (some stride < 0) or "strided"."""
+    if arr.flags.c_contiguous:
         return "C"
     if arr.flags.f_contiguous:
         return "F"
@@ -59,8 +60,6 @@ def layout_of(arr: Any) -> str:
 
 def describe_ndarray(arr: Any, device: Device = CPU) -> DataInfo:
     col = Column(TENSOR_NAME, np_dtype_name(arr.dtype), int(arr.nbytes), 0)
-    if arr.dtype.kind in "fc" or arr.dtype.kind in "Mm":
-        col = Column(TENSOR_NAME, col.dtype, col.nbytes, 0)
     return DataInfo(
         Kind.TENSOR,
         (col,),
@@ -133,8 +132,6 @@ def _column_plan(col: Column, dlpack_only: bool) -> tuple[str, list[Copy], list[
         kind = "timestamp" if dtype.startswith("timestamp") else "duration"
         return f"{kind}[{unit}]", copies, losses
     if dtype.startswith(FIXED_SHAPE_TENSOR):
-        if dlpack_only and col.chunks > 1:
-            pass
         return dtype, copies, losses
     if dlpack_only:
         raise Unroutable(f"column {name!r} ({dtype}) cannot be stored in a tensor")
@@ -249,7 +246,7 @@ def column_to_ndarray(col: Any, dlpack_only: bool) -> Any:
         if pa.types.is_timestamp(typ) and typ.tz is not None:
             col = col.cast(pa.timestamp(typ.unit))
     if pa.types.is_integer(typ) and col.null_count:
-        return col.cast(pa.float64()).to_numpy(zero_copy_only=False)
+        return col.cast(pa.float64(), safe=False).to_numpy(zero_copy_only=False)
     if pa.types.is_date32(typ):
         return col.to_numpy(zero_copy_only=False).astype("datetime64[D]")
     if is_string(str(typ)) or not (pa.types.is_primitive(typ) or pa.types.is_temporal(typ)):
@@ -355,11 +352,3 @@ def ndarray_to_arrow(arr: Any) -> Any:
     if arr.ndim == 2:
         return pa.table({f"column_{i}": pa.array(arr[:, i]) for i in range(arr.shape[1])})
     return pa.FixedShapeTensorArray.from_numpy_ndarray(np.ascontiguousarray(arr))
-
-
-def float_like(dtype: str) -> bool:
-    return is_float(dtype)
-
-
-def nbytes_per_row(info: DataInfo) -> int:
-    return sum(itemsize(c.dtype) for c in info.columns)

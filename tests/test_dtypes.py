@@ -113,3 +113,29 @@ def test_types_between_table_libraries(hub: ih.Hub, case: str, src_lib: str, dst
         assert shared >= total, f"claimed zero-copy, {shared}/{total} bytes shared\n{plan}"
     elif total:
         assert shared < total, f"claimed a copy, but all {total} bytes shared\n{plan}"
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("dst_lib", ["numpy", "torch"])
+def test_types_into_tensors(hub: ih.Hub, case: str, dst_lib: str) -> None:
+    """A column of each type into a tensor: a result, or a clear NoRouteError; claims hold."""
+    src = CASES[case]()
+    try:
+        plan = hub.plan(src, to=dst_lib)
+    except ih.NoRouteError as exc:
+        assert case in ("string", "large_string_nulls", "dictionary", "list", "decimal") or (
+            dst_lib == "torch" and case == "date32"
+        ), f"unexpected refusal: {exc}"
+        return
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = hub.convert(src, to=dst_lib)
+    warned = [w for w in caught if issubclass(w.category, ih.LossyConversionWarning)]
+    assert len(warned) == len(plan.losses)
+    assert len(result) == len(src)
+    total = sum(b.size for b in hub.buffers(src))
+    shared = hub.shared_bytes(src, result)
+    if plan.zero_copy:
+        assert shared >= total, f"claimed zero-copy, {shared}/{total} bytes shared\n{plan}"
+    else:
+        assert shared < total, f"claimed a copy, but all {total} bytes shared\n{plan}"

@@ -126,13 +126,3 @@ def is_string(dtype: str) -> bool:
 
 def is_temporal(dtype: str) -> bool:
     return dtype.startswith(("timestamp", "date", "time", "duration"))
-
-
-def itemsize(dtype: str) -> int:
-    """Bytes per value of a fixed-width numeric or bool dtype (0 when not fixed-width)."""
-    if dtype == "bool":
-        return 1
-    digits = "".join(ch for ch in dtype if ch.isdigit())
-    if is_numeric(dtype) and digits:
-        return int(digits) // 8
-    return 0

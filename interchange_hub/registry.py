@@ -13,7 +13,7 @@ from interchange_hub.dependencies import installed
 from interchange_hub.errors import UnknownTargetError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable
 
     from interchange_hub.model import Kind
 

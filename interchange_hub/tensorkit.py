@@ -18,11 +18,9 @@ from interchange_hub.model import (
     Kind,
     Loss,
     Unroutable,
-    is_float,
     is_integer,
     is_numeric,
     is_string,
-    itemsize,
 )
 from interchange_hub.protocols import CPU, Device
 

@@ -6,6 +6,7 @@ The estimate functions here and the conversion functions beside them must agree:
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from interchange_hub.adapter import Buffer
@@ -32,6 +33,7 @@ def np_module() -> Any:
     return require("numpy", "to handle tensors")
 
 
+@cache
 def np_dtype_name(dtype: Any) -> str:
     """The hub's name for a numpy dtype."""
     kind = dtype.kind

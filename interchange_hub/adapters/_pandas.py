@@ -101,7 +101,10 @@ class PandasAdapter(Adapter):
 
 def _column(name: str, s: Any) -> Column:
     dtype = _dtype_name(s)
-    nulls = int(s.isna().sum()) if len(s) else 0
+    # numpy integers and booleans cannot be missing; everything else is counted.
+    numpy_backed = not isinstance(s.dtype, _pd().api.extensions.ExtensionDtype)
+    cannot_be_null = numpy_backed and s.dtype.kind in "iub"
+    nulls = 0 if cannot_be_null or not len(s) else int(s.isna().sum())
     return Column(name, dtype, int(s.array.nbytes), nulls)
 
 

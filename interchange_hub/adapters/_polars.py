@@ -43,20 +43,13 @@ class PolarsAdapter(Adapter):
         pl = _pl()
         if isinstance(obj, pl.LazyFrame):
             schema = obj.collect_schema()
-            cols = tuple(
-                Column(n, _dtype_name(n, d, schema), -1, -1, -1) for n, d in schema.items()
-            )
+            names = _arrow_names(schema)
+            cols = tuple(Column(n, names[n], -1, -1, -1) for n in schema)
             return DataInfo(Kind.TABLE, cols)
         series = [obj] if isinstance(obj, pl.Series) else obj.get_columns()
-        schema = pl.Schema({s.name: s.dtype for s in series})
+        names = _arrow_names(pl.Schema({s.name: s.dtype for s in series}))
         cols = tuple(
-            Column(
-                s.name,
-                _dtype_name(s.name, s.dtype, schema),
-                s.estimated_size(),
-                s.null_count(),
-                s.n_chunks(),
-            )
+            Column(s.name, names[s.name], s.estimated_size(), s.null_count(), s.n_chunks())
             for s in series
         )
         kind = Kind.COLUMN if isinstance(obj, pl.Series) else Kind.TABLE
@@ -93,16 +86,24 @@ class PolarsAdapter(Adapter):
         )
 
 
-def _dtype_name(name: str, dtype: Any, schema: Any) -> str:
+def _arrow_names(schema: Any) -> dict[str, str]:
+    """The Arrow type name of each column, read from polars' schema export (no data)."""
     pl = _pl()
-    if dtype == pl.Object:
-        return "object"
-    if dtype in (pl.Int128, pl.UInt128):
-        return str(dtype).lower()
-    if installed("pyarrow"):
-        pa = arrowkit.pa_module()
-        return arrowkit.dtype_name(pa.schema(pl.Schema({name: dtype})).field(0).type)
-    return str(dtype).lower()
+    names = {}
+    plain = {}
+    for name, dtype in schema.items():
+        if dtype == pl.Object:
+            names[name] = "object"
+        elif dtype in (pl.Int128, pl.UInt128):
+            names[name] = str(dtype).lower()
+        else:
+            plain[name] = dtype
+    if plain and installed("pyarrow"):
+        arrow = arrowkit.pa_module().schema(pl.Schema(plain))
+        names.update((f.name, arrowkit.dtype_name(f.type)) for f in arrow)
+    else:
+        names.update((n, str(d).lower()) for n, d in plain.items())
+    return names
 
 
 def _export_estimate(ctx: Context) -> Estimate:

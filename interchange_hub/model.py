@@ -6,9 +6,15 @@ These are the values adapters and the router exchange: no data library is touche
 from __future__ import annotations
 
 import enum
+import warnings
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
+from interchange_hub.errors import LossyConversionError, LossyConversionWarning
 from interchange_hub.protocols import CPU, Device
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 class Kind(enum.StrEnum):
@@ -50,8 +56,10 @@ class DataInfo:
 
     @property
     def nbytes(self) -> int:
-        """Estimated bytes of the data (unknown sizes count as 0)."""
-        return sum(max(c.nbytes, 0) for c in self.columns)
+        """Estimated bytes of the data; -1 when unknown (a stream)."""
+        if not self.known or any(c.nbytes < 0 for c in self.columns):
+            return -1
+        return sum(c.nbytes for c in self.columns)
 
     @property
     def signature(self) -> tuple[object, ...]:
@@ -84,6 +92,24 @@ class Loss:
 
     def message(self) -> str:
         return f"{label(self.column)}: {self.source} -> {self.target}: {self.lost}"
+
+
+def report_losses(losses: Sequence[Loss], target: str, strict: bool, stacklevel: int = 2) -> None:
+    """Warn about each loss, or raise LossyConversionError for all of them if ``strict``."""
+    if not losses:
+        return
+    if strict:
+        raise LossyConversionError(
+            "strict=True, but this conversion would lose information: "
+            + "; ".join(loss.message() for loss in losses)
+            + ". Convert those columns first, or pass strict=False to accept it with a warning"
+        )
+    for loss in losses:
+        warnings.warn(
+            f"lossy conversion to {target}: {loss.message()}",
+            LossyConversionWarning,
+            stacklevel=stacklevel + 1,
+        )
 
 
 def label(column: str) -> str:

@@ -44,7 +44,9 @@ class Step:
 
     @property
     def copied_bytes(self) -> int:
-        return sum(max(c.nbytes, 0) for c in self.estimate.copies)
+        """Bytes this step copies; -1 when some size is unknown."""
+        sizes = [c.nbytes for c in self.estimate.copies]
+        return -1 if any(n < 0 for n in sizes) else sum(sizes)
 
     @property
     def zero_copy(self) -> bool:
@@ -104,7 +106,9 @@ class Plan:
 
     @property
     def copied_bytes(self) -> int:
-        return sum(s.copied_bytes for s in self.steps)
+        """Bytes the plan copies; -1 when some size is unknown."""
+        sizes = [s.copied_bytes for s in self.steps]
+        return -1 if any(n < 0 for n in sizes) else sum(sizes)
 
     @property
     def device_moves(self) -> int:

@@ -10,7 +10,6 @@ signature and request; estimates are recomputed for every call (they are cheap).
 from __future__ import annotations
 
 import threading
-import warnings
 import weakref
 from collections import defaultdict
 from dataclasses import dataclass
@@ -22,11 +21,9 @@ from interchange_hub.errors import (
     ConversionError,
     CopyRequiredError,
     InterchangeError,
-    LossyConversionError,
-    LossyConversionWarning,
     NoRouteError,
 )
-from interchange_hub.model import DataInfo, Kind, Unroutable, label
+from interchange_hub.model import DataInfo, Kind, Unroutable, label, report_losses
 from interchange_hub.plans import Plan, Step, format_bytes
 
 if TYPE_CHECKING:
@@ -200,12 +197,8 @@ class Router:
                 "ignores the read-only flag) changes the source. Pass copy=True to avoid it"
             )
         plan = Plan(names[0], names[1], info, tuple(steps), tuple(notes))
-        if req.strict and plan.losses:
-            raise LossyConversionError(
-                "strict=True, but this conversion would lose information: "
-                + "; ".join(loss.message() for loss in plan.losses)
-                + ". Convert those columns first, or pass strict=False to accept it with a warning"
-            )
+        if req.strict:
+            report_losses(plan.losses, plan.target, strict=True)
         return plan
 
     # -- execution ------------------------------------------------------------------------
@@ -213,12 +206,7 @@ class Router:
         if one_shot:
             self._claim(obj)
 
-        for loss in plan.losses:
-            warnings.warn(
-                f"lossy conversion to {plan.target}: {loss.message()}",
-                LossyConversionWarning,
-                stacklevel=4,
-            )
+        report_losses(plan.losses, plan.target, strict=False, stacklevel=4)
         value: Any = obj
         for number, step in enumerate(plan.steps, 1):
             try:
@@ -259,7 +247,9 @@ def _aliases_readonly(steps: Sequence[Step]) -> bool:
 
 def _cost(steps: Sequence[Step]) -> tuple[int, int, int, int]:
     losses = sum(len(s.losses) for s in steps)
-    copied = sum(s.copied_bytes * (4 if s.estimate.moves_device else 1) for s in steps)
+    copied = sum(
+        max(c.nbytes, 0) * (4 if s.estimate.moves_device else 1) for s in steps for c in s.copies
+    )
     columns = sum(len(s.copies) for s in steps)
     return (losses, copied, columns, len(steps))
 

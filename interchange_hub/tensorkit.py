@@ -9,8 +9,10 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from interchange_hub.adapter import Buffer
+from interchange_hub import arrowkit
+from interchange_hub.adapter import Buffer, Context
 from interchange_hub.dependencies import require
+from interchange_hub.errors import NoRouteError
 from interchange_hub.model import (
     Column,
     Copy,
@@ -22,6 +24,7 @@ from interchange_hub.model import (
     is_integer,
     is_numeric,
     is_string,
+    report_losses,
 )
 from interchange_hub.protocols import CPU, Device
 
@@ -92,6 +95,8 @@ def _column_plan(col: Column, dlpack_only: bool) -> tuple[str, list[Copy], list[
     dtype, name, n = col.dtype, col.name, col.nbytes
     if col.chunks > 1:
         copies.append(Copy(name, n, f"{col.chunks} chunks are concatenated into one tensor"))
+    if col.nulls < 0 and (is_numeric(dtype) or dtype == "bool"):
+        copies.append(Copy(name, n, "nulls are unknown until the stream is read"))
     if is_numeric(dtype):
         if col.nulls > 0:
             out = "float64" if is_integer(dtype) else dtype
@@ -229,6 +234,42 @@ def _storage_of(dtype: str) -> str:
 def _shape_of(dtype: str) -> tuple[int, ...]:
     inner = dtype.split("shape=[")[1].split("]")[0]
     return tuple(int(x) for x in inner.split(",") if x)
+
+
+def estimate_arrow_to_tensor(info: DataInfo, dlpack_only: bool) -> Estimate:
+    """Arrow data (a stream too, read whole) -> ndarray; see :func:`estimate_to_tensor`."""
+    if info.kind != Kind.STREAM:
+        return estimate_to_tensor(info, dlpack_only)
+    est = estimate_to_tensor(info.but(kind=Kind.TABLE), dlpack_only)
+    read = "the stream is read into one tensor"
+    copies = est.copies or tuple(Copy(c.name, c.nbytes, read) for c in info.columns)
+    return Estimate(est.out, copies, est.losses, read, copies_all=True)
+
+
+def arrow_to_tensor(value: Any, ctx: Context, dlpack_only: bool) -> Any:
+    """Run the conversion :func:`estimate_arrow_to_tensor` planned.
+
+    When the plan could not see the nulls (a stream), the losses are found and reported
+    here, on the data as read.
+    """
+    info = ctx.info
+    if info.kind == Kind.COLUMN:
+        data = arrowkit.read_column(value)
+        actual = arrowkit.describe_column(data, info.columns[0].name if info.columns else "")
+    else:
+        data = arrowkit.read_table(value)
+        actual = arrowkit.describe_table(data)
+    if any(c.nulls < 0 for c in info.columns):
+        try:
+            losses = estimate_to_tensor(actual, dlpack_only).losses
+        except Unroutable as exc:
+            raise NoRouteError(
+                f"the data read from the stream cannot become a tensor: {exc}"
+            ) from None
+        report_losses(losses, "a tensor", ctx.strict, stacklevel=6)
+    if info.kind == Kind.COLUMN:
+        return column_to_ndarray(data, dlpack_only)
+    return table_to_ndarray(data, dlpack_only)
 
 
 def column_to_ndarray(col: Any, dlpack_only: bool) -> Any:

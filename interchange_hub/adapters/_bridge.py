@@ -20,17 +20,11 @@ _NEEDS = ("pyarrow", "numpy")
 
 
 def _to_dlpack_estimate(ctx: Context) -> Estimate:
-    info = ctx.info
-    if info.kind == Kind.STREAM:
-        est = tensorkit.estimate_to_tensor(info.but(kind=Kind.TABLE), dlpack_only=True)
-        return Estimate(est.out, est.copies, est.losses, "the stream is read into one tensor", True)
-    return tensorkit.estimate_to_tensor(info, dlpack_only=True)
+    return tensorkit.estimate_arrow_to_tensor(ctx.info, dlpack_only=True)
 
 
 def _to_dlpack(value: Any, ctx: Context) -> Any:
-    if ctx.info.kind == Kind.COLUMN:
-        return tensorkit.column_to_ndarray(arrowkit.read_column(value), dlpack_only=True)
-    return tensorkit.table_to_ndarray(arrowkit.read_table(value), dlpack_only=True)
+    return tensorkit.arrow_to_tensor(value, ctx, dlpack_only=True)
 
 
 def _from_dlpack_estimate(ctx: Context) -> Estimate:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from interchange_hub import arrowkit, tensorkit
+from interchange_hub import tensorkit
 from interchange_hub.adapter import ARROW, DLPACK, Adapter, Buffer, Context, Edge
 from interchange_hub.hookspecs import hookimpl
-from interchange_hub.model import Copy, DataInfo, Estimate, Kind, Unroutable
+from interchange_hub.model import DataInfo, Estimate, Kind, Unroutable
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -101,20 +101,11 @@ def _to_arrow(value: Any, ctx: Context) -> Any:
 
 
 def _from_arrow_estimate(ctx: Context) -> Estimate:
-    info = ctx.info
-    if info.kind == Kind.STREAM:
-        est = tensorkit.estimate_to_tensor(info.but(kind=Kind.TABLE), dlpack_only=False)
-        copies = est.copies or tuple(
-            Copy(c.name, c.nbytes, "the stream is read") for c in info.columns
-        )
-        return Estimate(est.out, copies, est.losses, "the stream is read into one tensor", True)
-    return tensorkit.estimate_to_tensor(info, dlpack_only=False)
+    return tensorkit.estimate_arrow_to_tensor(ctx.info, dlpack_only=False)
 
 
 def _from_arrow(value: Any, ctx: Context) -> Any:
-    if ctx.info.kind == Kind.COLUMN:
-        return tensorkit.column_to_ndarray(arrowkit.read_column(value), dlpack_only=False)
-    return tensorkit.table_to_ndarray(arrowkit.read_table(value), dlpack_only=False)
+    return tensorkit.arrow_to_tensor(value, ctx, dlpack_only=False)
 
 
 @hookimpl

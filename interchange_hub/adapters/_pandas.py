@@ -204,6 +204,8 @@ def _import_copy_reason(col: Column, table: bool) -> str:
     dtype = col.dtype
     if col.chunks > 1:
         return f"{col.chunks} chunks are concatenated into one pandas array"
+    if (is_integer(dtype) or dtype == "bool") and col.nulls < 0:
+        return "nulls are unknown until read; with nulls, pandas' masked dtype copies"
     if (is_integer(dtype) or dtype == "bool") and col.nulls > 0:
         return "nulls need pandas' nullable (masked) dtype: data and mask are copied"
     if is_numeric(dtype):

@@ -89,3 +89,35 @@ def test_table_to_reader_type(hub: ih.Hub) -> None:
     reader = hub.convert(pl.DataFrame({"a": [1, 2]}), to=pa.RecordBatchReader)
     assert isinstance(reader, pa.RecordBatchReader)
     assert reader.read_all().column("a").to_pylist() == [1, 2]
+
+
+def _reader_with_nulls() -> pa.RecordBatchReader:
+    schema = pa.schema([("n", pa.int64()), ("m", pa.int64())])
+    batch = pa.record_batch([[1, None, 3], [4, 5, 6]], schema=schema)
+    return pa.RecordBatchReader.from_batches(schema, [batch])
+
+
+def test_stream_losses_are_found_when_read(hub: ih.Hub) -> None:
+    plan = hub.plan(_reader_with_nulls(), to="numpy")
+    assert plan.losses == ()  # the nulls cannot be seen before reading
+    assert "unknown until the stream is read" in str(plan)
+    with pytest.warns(ih.LossyConversionWarning) as record:
+        matrix = hub.convert(_reader_with_nulls(), to="numpy")
+    assert any("column 'n'" in str(w.message) for w in record)
+    assert matrix.shape == (3, 2)
+    with pytest.raises(ih.LossyConversionError, match="column 'n'"):
+        hub.convert(_reader_with_nulls(), to="torch", strict=True)
+
+
+def test_stream_integers_with_nulls_into_pandas(hub: ih.Hub) -> None:
+    frame = hub.convert(_reader_with_nulls(), to="pandas")
+    assert str(frame["n"].dtype) == "Int64" and str(frame["m"].dtype) == "int64"
+
+
+def test_lazyframe_source(hub: ih.Hub) -> None:
+    lazy = pl.DataFrame({"a": [1, 2, 3]}).lazy().filter(pl.col("a") > 1)
+    assert hub.convert(lazy, to="pandas")["a"].tolist() == [2, 3]
+    assert hub.convert(lazy, to="pyarrow").column("a").to_pylist() == [2, 3]
+    assert hub.convert(lazy, to="polars") is lazy
+    assert hub.convert(lazy, to=pl.DataFrame)["a"].to_list() == [2, 3]
+    assert "collected" in str(hub.plan(lazy, to="numpy"))

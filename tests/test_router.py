@@ -1,0 +1,151 @@
+"""The router on fake adapters: route choice, device moves as steps, policies, caching."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+import interchange_hub as ih
+from interchange_hub.adapter import ARROW, DLPACK
+from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Loss
+from interchange_hub.protocols import Device, DeviceType
+
+GPU = Device(DeviceType.CUDA, 0)
+
+
+@dataclass
+class Blob:
+    """Fake data: ``n`` bytes of int64 on some device."""
+
+    n: int
+    device: Device = ih.Device.parse("cpu")
+    trail: tuple[str, ...] = ()
+
+
+def _info(blob: Blob) -> DataInfo:
+    return DataInfo(Kind.TENSOR, (Column("", "int64", blob.n, 0),), rows=blob.n // 8,
+                    shape=(blob.n // 8,), layout="C", device=blob.device)  # fmt: skip
+
+
+def _edge(src: str, dst: str, *, copy: bool = False, loss: bool = False, move: Device | None = None,
+          name: str = "fake") -> ih.Edge:  # fmt: skip
+    def estimate(ctx: ih.Context) -> Estimate:
+        info = ctx.info
+        out = info.but(device=move) if move is not None else info
+        copies = (Copy("", info.nbytes, f"{src}->{dst} copies"),) if copy or move else ()
+        losses = (Loss("", "int64", "int32", "truncated"),) if loss else ()
+        return Estimate(out, copies, losses, why=f"{src}->{dst}", copies_all=bool(copies),
+                        moves_device=move is not None)  # fmt: skip
+
+    def run(value: Blob, ctx: ih.Context) -> Blob:
+        device = move if move is not None else value.device
+        return Blob(value.n, device, (*value.trail, f"{src}->{dst}"))
+
+    return ih.Edge(src, dst, name, f"{src}->{dst}", estimate, run)
+
+
+class FakeAdapter(ih.Adapter):
+    def __init__(self, name: str, edges: Sequence[ih.Edge], owner: bool = False) -> None:
+        self.name = name
+        self.module = "builtins"  # always loaded
+        self._edges = edges
+        self._owner = owner
+
+    def owns(self, obj: object) -> bool:
+        return self._owner and isinstance(obj, Blob)
+
+    def describe(self, obj: Any) -> DataInfo:
+        return _info(obj)
+
+    def edges(self) -> Sequence[ih.Edge]:
+        return self._edges
+
+    def type_kinds(self) -> dict[type, Kind | None]:
+        return {}
+
+
+def make_hub(*adapters: ih.Adapter, edges: Sequence[ih.Edge] = ()) -> ih.Hub:
+    class Plugin:
+        @ih.hookimpl
+        def register_adapters(self, register: Any) -> None:
+            for a in adapters:
+                register(a)
+
+        @ih.hookimpl
+        def register_edges(self, register: Any) -> None:
+            for e in edges:
+                register(e)
+
+    return ih.Hub(autoload=False, plugins=[Plugin()])
+
+
+def test_cheapest_route_wins() -> None:
+    src = FakeAdapter("src", [_edge("src", ARROW, copy=True), _edge("src", DLPACK)], owner=True)
+    dst = FakeAdapter("dst", [_edge(ARROW, "dst"), _edge(DLPACK, "dst")])
+    hub = make_hub(src, dst)
+    plan = hub.plan(Blob(800), to="dst")
+    assert [s.edge.target for s in plan.steps] == [DLPACK, "dst"]
+    assert plan.zero_copy
+    assert hub.convert(Blob(800), to="dst").trail == ("src->dlpack", "dlpack->dst")
+
+
+def test_lossless_beats_cheaper_lossy() -> None:
+    src = FakeAdapter("src", [_edge("src", ARROW, loss=True), _edge("src", DLPACK, copy=True)],
+                      owner=True)  # fmt: skip
+    dst = FakeAdapter("dst", [_edge(ARROW, "dst"), _edge(DLPACK, "dst")])
+    plan = make_hub(src, dst).plan(Blob(800), to="dst")
+    assert plan.lossless and not plan.zero_copy
+
+
+def test_device_move_is_a_step_with_its_cost() -> None:
+    src = FakeAdapter("gpulib", [_edge("gpulib", DLPACK)], owner=True)
+    dst = FakeAdapter("cpulib", [_edge(DLPACK, "cpulib")])
+    mover = _edge(DLPACK, DLPACK, move=ih.Device.parse("cpu"), name="mover")
+    hub = make_hub(src, dst, edges=[mover])
+    blob = Blob(4096, GPU)
+    plan = hub.plan(blob, to="cpulib", device="cpu")
+    assert [s.edge.adapter for s in plan.steps] == ["fake", "mover", "fake"]
+    assert plan.device_moves == 1 and plan.copied_bytes == 4096
+    assert "device move cuda:0 -> cpu" in str(plan)
+    assert hub.convert(blob, to="cpulib", device="cpu").device == ih.Device.parse("cpu")
+    with pytest.raises(ih.CopyRequiredError, match="dlpack -> dlpack"):
+        hub.plan(blob, to="cpulib", device="cpu", copy=False)
+    with pytest.raises(ih.NoRouteError, match="not cuda:1"):
+        hub.plan(blob, to="cpulib", device="cuda:1")
+
+
+def test_data_stays_on_its_device_when_no_device_is_asked() -> None:
+    src = FakeAdapter("gpulib", [_edge("gpulib", DLPACK)], owner=True)
+    dst = FakeAdapter("cpulib", [_edge(DLPACK, "cpulib")])
+    mover = _edge(DLPACK, DLPACK, move=ih.Device.parse("cpu"), name="mover")
+    plan = make_hub(src, dst, edges=[mover]).plan(Blob(64, GPU), to="cpulib")
+    assert plan.device_moves == 0 and plan.result.device == GPU
+
+
+def test_routes_are_cached_and_replayed_with_fresh_estimates() -> None:
+    src = FakeAdapter("src", [_edge("src", DLPACK, copy=True)], owner=True)
+    dst = FakeAdapter("dst", [_edge(DLPACK, "dst")])
+    hub = make_hub(src, dst)
+    assert hub.plan(Blob(80), to="dst").copied_bytes == 80
+    assert hub.plan(Blob(8000), to="dst").copied_bytes == 8000
+    assert len(hub._router._cache) == 1
+
+
+def test_clashing_adapter_names_warn_and_keep_the_first() -> None:
+    first = FakeAdapter("same", [_edge("same", DLPACK)], owner=True)
+    second = FakeAdapter("same", [])
+    with pytest.warns(UserWarning, match="already provides"):
+        hub = make_hub(first, second)
+        names = [a.name for a in hub.adapters()]
+    assert names == ["same"]
+    assert hub.adapters()[0] is first
+
+
+def test_no_route_lists_the_reasons() -> None:
+    src = FakeAdapter("src", [_edge("src", ARROW)], owner=True)
+    dst = FakeAdapter("dst", [_edge(DLPACK, "dst")])
+    with pytest.raises(ih.NoRouteError, match="no route from src"):
+        make_hub(src, dst).plan(Blob(8), to="dst")

@@ -11,7 +11,7 @@ import pytest
 import interchange_hub as ih
 from interchange_hub.adapter import ARROW, DLPACK
 from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Loss
-from interchange_hub.protocols import Device, DeviceType
+from interchange_hub.protocols import CPU, Device, DeviceType
 
 GPU = Device(DeviceType.CUDA, 0)
 
@@ -21,7 +21,7 @@ class Blob:
     """Fake data: ``n`` bytes of int64 on some device."""
 
     n: int
-    device: Device = ih.Device.parse("cpu")
+    device: Device = CPU
     trail: tuple[str, ...] = ()
 
 
@@ -137,10 +137,10 @@ def test_routes_are_cached_and_replayed_with_fresh_estimates() -> None:
 def test_clashing_adapter_names_warn_and_keep_the_first() -> None:
     first = FakeAdapter("same", [_edge("same", DLPACK)], owner=True)
     second = FakeAdapter("same", [])
+    hub = make_hub(first, second)  # plugins load on first use
     with pytest.warns(UserWarning, match="already provides"):
-        hub = make_hub(first, second)
-        names = [a.name for a in hub.adapters()]
-    assert names == ["same"]
+        adapters = hub.adapters()
+    assert [a.name for a in adapters] == ["same"]
     assert hub.adapters()[0] is first
 
 

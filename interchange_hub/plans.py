@@ -122,7 +122,9 @@ class Plan:
         verdict = "zero-copy" if self.zero_copy else f"copies {format_bytes(self.copied_bytes)}"
         if self.deferred:
             verdict = "route planned when the stream is read"
-        head = f"Plan {self.source} -> {self.target}: {verdict}, {len(self.steps)} step(s)"
+        head = f"Plan {self.source} -> {self.target}: {verdict}"
+        if not self.deferred:
+            head += f", {len(self.steps)} step(s)"
         lines = [head]
         if not self.steps and not self.deferred:
             lines.append("  (no steps: the object is returned as is)")

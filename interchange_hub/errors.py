@@ -19,10 +19,14 @@ Every error a user can hit derives from :class:`InterchangeError`::
 
 from __future__ import annotations
 
+import sys
+import warnings
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from interchange_hub.model import Loss
 
 
 class InterchangeError(Exception):
@@ -109,3 +113,32 @@ class LossyConversionWarning(UserWarning):
     The message names the column, the source type, the target type and what is lost.
     Pass ``strict=True`` to turn it into a :class:`LossyConversionError`.
     """
+
+
+def report_losses(losses: Sequence[Loss], target: str, strict: bool) -> None:
+    """Warn about each loss, or raise :class:`LossyConversionError` for all if ``strict``."""
+    if not losses:
+        return
+    if strict:
+        raise LossyConversionError(
+            "strict=True, but this conversion would lose information: "
+            + "; ".join(loss.message() for loss in losses)
+            + ". Convert those columns first, or pass strict=False to accept it with a warning"
+        )
+    level = _caller_outside_package()
+    for loss in losses:
+        warnings.warn(
+            f"lossy conversion to {target}: {loss.message()}",
+            LossyConversionWarning,
+            stacklevel=level,
+        )
+
+
+def _caller_outside_package() -> int:
+    """The ``stacklevel`` that points a warning at the first frame outside this package."""
+    frame = sys._getframe(2)  # the caller of report_losses
+    level = 3
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("interchange_hub"):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level

@@ -6,15 +6,9 @@ These are the values adapters and the router exchange: no data library is touche
 from __future__ import annotations
 
 import enum
-import warnings
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
-from interchange_hub.errors import LossyConversionError, LossyConversionWarning
 from interchange_hub.protocols import CPU, Device
-
-if TYPE_CHECKING:
-    from collections.abc import Sequence
 
 
 class Kind(enum.StrEnum):
@@ -92,24 +86,6 @@ class Loss:
 
     def message(self) -> str:
         return f"{label(self.column)}: {self.source} -> {self.target}: {self.lost}"
-
-
-def report_losses(losses: Sequence[Loss], target: str, strict: bool, stacklevel: int = 2) -> None:
-    """Warn about each loss, or raise LossyConversionError for all of them if ``strict``."""
-    if not losses:
-        return
-    if strict:
-        raise LossyConversionError(
-            "strict=True, but this conversion would lose information: "
-            + "; ".join(loss.message() for loss in losses)
-            + ". Convert those columns first, or pass strict=False to accept it with a warning"
-        )
-    for loss in losses:
-        warnings.warn(
-            f"lossy conversion to {target}: {loss.message()}",
-            LossyConversionWarning,
-            stacklevel=stacklevel + 1,
-        )
 
 
 def label(column: str) -> str:

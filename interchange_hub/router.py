@@ -22,8 +22,9 @@ from interchange_hub.errors import (
     CopyRequiredError,
     InterchangeError,
     NoRouteError,
+    report_losses,
 )
-from interchange_hub.model import DataInfo, Kind, Unroutable, label, report_losses
+from interchange_hub.model import DataInfo, Kind, Unroutable, label
 from interchange_hub.plans import Plan, Step, format_bytes
 
 if TYPE_CHECKING:
@@ -206,7 +207,7 @@ class Router:
         if one_shot:
             self._claim(obj)
 
-        report_losses(plan.losses, plan.target, strict=False, stacklevel=4)
+        report_losses(plan.losses, plan.target, strict=False)
         value: Any = obj
         for number, step in enumerate(plan.steps, 1):
             try:

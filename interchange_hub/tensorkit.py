@@ -12,7 +12,7 @@ from typing import Any
 from interchange_hub import arrowkit
 from interchange_hub.adapter import Buffer, Context
 from interchange_hub.dependencies import require
-from interchange_hub.errors import NoRouteError
+from interchange_hub.errors import NoRouteError, report_losses
 from interchange_hub.model import (
     Column,
     Copy,
@@ -24,7 +24,6 @@ from interchange_hub.model import (
     is_integer,
     is_numeric,
     is_string,
-    report_losses,
 )
 from interchange_hub.protocols import CPU, Device
 
@@ -266,7 +265,7 @@ def arrow_to_tensor(value: Any, ctx: Context, dlpack_only: bool) -> Any:
             raise NoRouteError(
                 f"the data read from the stream cannot become a tensor: {exc}"
             ) from None
-        report_losses(losses, "a tensor", ctx.strict, stacklevel=6)
+        report_losses(losses, "a tensor", ctx.strict)
     if info.kind == Kind.COLUMN:
         return column_to_ndarray(data, dlpack_only)
     return table_to_ndarray(data, dlpack_only)

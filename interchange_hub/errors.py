@@ -137,7 +137,7 @@ def report_losses(losses: Sequence[Loss], target: str, strict: bool) -> None:
 def _caller_outside_package() -> int:
     """The ``stacklevel`` that points a warning at the first frame outside this package."""
     frame = sys._getframe(2)  # the caller of report_losses
-    level = 3
+    level = 2
     while frame is not None and frame.f_globals.get("__name__", "").startswith("interchange_hub"):
         frame = frame.f_back  # type: ignore[assignment]
         level += 1

@@ -97,13 +97,10 @@ def _arrow_c_device_array(
     pa = arrowkit.pa_module()
     data = _contiguous(self)
     if not isinstance(data, (pa.Array, pa.RecordBatch)):
-        data = pa.record_batch(data) if _is_struct(data) else pa.array(data)
+        data = pa.array(data)
+        if pa.types.is_struct(data.type):
+            data = pa.RecordBatch.from_struct_array(data)
     return data.__arrow_c_device_array__(requested_schema)
-
-
-def _is_struct(data: Any) -> bool:
-    pa = arrowkit.pa_module()
-    return bool(pa.types.is_struct(pa.array(data).type))
 
 
 def _dlpack(

@@ -8,11 +8,18 @@ from typing import TYPE_CHECKING, Any
 from interchange_hub import arrowkit
 from interchange_hub.adapter import ARROW, DLPACK, Adapter, Buffer, Edge
 from interchange_hub.dependencies import installed
-from interchange_hub.errors import ConversionError, MissingDependencyError, UnsupportedObjectError
+from interchange_hub.errors import (
+    ConversionError,
+    InterchangeError,
+    MissingDependencyError,
+    ProtocolError,
+    UnsupportedObjectError,
+)
 from interchange_hub.plugins import make_plugin_manager
 from interchange_hub.protocols import Device, is_arrow, is_dlpack
 from interchange_hub.registry import Registry
 from interchange_hub.router import Request, Router
+from interchange_hub.sources import PROTOCOL_SOURCE
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -129,7 +136,19 @@ class Hub:
 
     def describe(self, obj: object) -> DataInfo:
         """The hub's description of ``obj`` (kind, columns, sizes, device)."""
-        return self._source(obj)[1].describe(obj)
+        return self._describe(self._source(obj)[1], obj)
+
+    def _describe(self, source: Adapter, obj: object) -> DataInfo:
+        try:
+            return source.describe(obj)
+        except InterchangeError:
+            raise
+        except Exception as exc:
+            kind = "the adapter" if source is not PROTOCOL_SOURCE else "its protocol export"
+            raise ProtocolError(
+                f"cannot describe the {type(obj).__name__}: {kind} failed with "
+                f"{type(exc).__name__}: {exc}. If the object is valid, report this as a bug"
+            ) from exc
 
     def buffers(self, obj: object) -> list[Buffer]:
         """The memory ranges ``obj`` uses, as its adapter reports them."""
@@ -155,8 +174,6 @@ class Hub:
         owner = registry.owner(obj)
         if owner is not None:
             return owner.name, owner
-        from interchange_hub.adapters._protocol import PROTOCOL_SOURCE
-
         if is_arrow(obj):
             return ARROW, PROTOCOL_SOURCE
         if is_dlpack(obj):
@@ -177,7 +194,7 @@ class Hub:
     def plan_to_node(self, obj: object, node: str) -> Plan:
         """Plan the way to a protocol node (``"arrow"`` or ``"dlpack"``); used by export."""
         start, source = self._source(obj)
-        return self._router.plan(obj, start, source, source.describe(obj), Request(node))
+        return self._router.plan(obj, start, source, self._describe(source, obj), Request(node))
 
     def run(self, obj: object, plan: Plan) -> Any:
         """Run a plan made by :meth:`plan_to_node` (or :meth:`plan`, with default options)."""
@@ -189,5 +206,5 @@ class Hub:
     ) -> tuple[Plan, Request, Adapter]:
         start, source = self._source(obj)
         request = self._request(to, copy, device, strict)
-        info = source.describe(obj)
+        info = self._describe(source, obj)
         return self._router.plan(obj, start, source, info, request), request, source

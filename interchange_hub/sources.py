@@ -12,8 +12,10 @@ from typing import Any
 from interchange_hub import arrowkit, tensorkit
 from interchange_hub.adapter import Adapter, Buffer
 from interchange_hub.dependencies import installed
+from interchange_hub.errors import ProtocolError
 from interchange_hub.model import DataInfo, Kind
 from interchange_hub.protocols import (
+    ARROW_ARRAY,
     ARROW_SCHEMA,
     check_capsule,
     dlpack_device,
@@ -36,7 +38,11 @@ class ProtocolSource(Adapter):
             return self._describe_arrow(obj)
         device = dlpack_device(obj)
         if device.is_cpu and installed("numpy"):
-            return tensorkit.describe_ndarray(tensorkit.np_module().from_dlpack(obj))
+            try:
+                arr = tensorkit.np_module().from_dlpack(obj)
+            except (BufferError, RuntimeError, TypeError, ValueError):
+                return DataInfo(Kind.TENSOR, device=device)  # e.g. bfloat16: numpy can't look
+            return tensorkit.describe_ndarray(arr)
         return DataInfo(Kind.TENSOR, device=device)
 
     def _describe_arrow(self, obj: Any) -> DataInfo:
@@ -44,36 +50,40 @@ class ProtocolSource(Adapter):
             return DataInfo(Kind.TABLE, known=False)
         pa = arrowkit.pa_module()
         if is_arrow_array(obj) and not is_arrow_stream(obj):
-            schema_capsule, _ = obj.__arrow_c_array__()
-            check_capsule(schema_capsule, ARROW_SCHEMA, obj)
-            arr = pa.array(obj) if not _is_struct(obj) else pa.record_batch(obj)
-            if isinstance(arr, pa.RecordBatch):
-                return arrowkit.describe_table(arr)
-            return arrowkit.describe_column(arr)
+            data = _import_array(obj)
+            if isinstance(data, pa.RecordBatch):
+                return arrowkit.describe_table(data)
+            return arrowkit.describe_column(data)
         if has_dunder(obj, "__arrow_c_schema__"):
-            schema = pa.schema(obj) if _is_struct(obj) else None
-            if schema is not None:
-                return arrowkit.describe_schema(schema, Kind.TABLE)
             field = pa.field(obj)
+            if pa.types.is_struct(field.type):
+                return arrowkit.describe_schema(pa.schema(obj), Kind.TABLE)
             return arrowkit.describe_schema(pa.schema([field]), Kind.COLUMN)
         return DataInfo(Kind.TABLE, known=False)
 
     def buffers(self, obj: Any) -> list[Buffer]:
         if is_arrow_array(obj) and installed("pyarrow"):
-            pa = arrowkit.pa_module()
-            return arrowkit.buffers(pa.record_batch(obj) if _is_struct(obj) else pa.array(obj))
+            return arrowkit.buffers(_import_array(obj))
         if has_dunder(obj, "__dlpack__") and dlpack_device(obj).is_cpu:
             return tensorkit.ndarray_buffers(tensorkit.np_module().from_dlpack(obj))
         return []
 
 
-def _is_struct(obj: Any) -> bool:
+def _import_array(obj: Any) -> Any:
+    """A pyarrow Array, or RecordBatch for struct data, from an ``__arrow_c_array__`` producer."""
     pa = arrowkit.pa_module()
-    if has_dunder(obj, "__arrow_c_schema__"):
-        return bool(pa.types.is_struct(pa.field(obj).type))
-    if is_arrow_array(obj):
-        return bool(pa.types.is_struct(pa.array(obj).type))
-    return True
+    pair = obj.__arrow_c_array__()
+    if not isinstance(pair, tuple) or len(pair) != 2:
+        raise ProtocolError(
+            f"{type(obj).__name__}.__arrow_c_array__ returned {type(pair).__name__}, not the "
+            "(schema capsule, array capsule) pair the protocol requires"
+        )
+    check_capsule(pair[0], ARROW_SCHEMA, obj)
+    check_capsule(pair[1], ARROW_ARRAY, obj)
+    arr = pa.Array._import_from_c_capsule(*pair)
+    if pa.types.is_struct(arr.type):
+        return pa.RecordBatch.from_struct_array(arr)
+    return arr
 
 
 PROTOCOL_SOURCE = ProtocolSource()

@@ -30,6 +30,7 @@ class Context:
     target_type: type | None = None
     copy: bool | None = None
     strict: bool = False
+    fresh: bool = False  # the input is memory this conversion made (shares nothing with the source)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +63,8 @@ class Buffer:
     address: int
     size: int
     device: str = "cpu"
+    # Keeps memory exported just for measuring alive, so that its address is not reused.
+    keep: object = field(default=None, compare=False, repr=False)
 
     def overlaps(self, other: Buffer) -> bool:
         return (

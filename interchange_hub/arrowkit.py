@@ -161,11 +161,14 @@ def single_batch(table: Any) -> Any:
 
 
 def deep_copy(value: Any, kind: Kind) -> Any:
-    """New buffers for the same Arrow data (never shares memory with ``value``)."""
+    """New buffers for the same Arrow data, in the same kind of pyarrow container."""
     pa = pa_module()
     mm = pa.default_cpu_memory_manager()
+    if isinstance(value, (pa.Array, pa.RecordBatch)):
+        return value.copy_to(mm)
+    if isinstance(value, pa.ChunkedArray):
+        return pa.chunked_array([c.copy_to(mm) for c in value.chunks], type=value.type)
     if kind == Kind.COLUMN:
-        col = as_chunked(value)
-        return pa.chunked_array([c.copy_to(mm) for c in col.chunks], type=col.type)
+        return deep_copy(read_column(value), kind)
     table = read_table(value)
     return pa.Table.from_batches([b.copy_to(mm) for b in table.to_batches()], schema=table.schema)

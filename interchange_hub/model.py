@@ -33,6 +33,9 @@ class Column:
     nbytes: int = -1
     nulls: int = -1
     chunks: int = 1
+    # Adapter facts a step may need: "index" (a pandas index travelling as a column),
+    # "nan_is_null" (float nulls that were NaN in the source), "rebuilt_on_export".
+    flags: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +62,8 @@ class DataInfo:
     def signature(self) -> tuple[object, ...]:
         """What decides the route: two inputs with one signature get the same route."""
         cols = tuple((c.dtype, c.nulls != 0, c.chunks > 1) for c in self.columns)
-        return (self.kind, cols, len(self.shape), self.layout, self.device, self.readonly)
+        # A tensor's rows never change the route; its other dimensions can.
+        return (self.kind, cols, self.shape[1:], self.layout, self.device, self.readonly)
 
     def but(self, **changes: object) -> DataInfo:
         """A copy with some fields changed."""
@@ -101,7 +105,8 @@ class Estimate:
     copies: tuple[Copy, ...] = ()
     losses: tuple[Loss, ...] = ()
     why: str = ""
-    copies_all: bool = False  # every byte of the output is new memory
+    # Every byte of the output is certainly new memory: copy=True is satisfied by it.
+    copies_all: bool = False
     moves_device: bool = False
     shared_readonly: bool = field(default=False)
 

@@ -33,6 +33,7 @@ class Step:
     edge: Edge
     before: DataInfo
     estimate: Estimate
+    fresh: bool = False  # the step's input is memory made by an earlier step
 
     @property
     def copies(self) -> tuple[Copy, ...]:

@@ -46,8 +46,8 @@ class Request:
     device: Device | None = None
     strict: bool = False
 
-    def context(self, info: DataInfo) -> Context:
-        return Context(info, self.kind, self.target_type, self.copy, self.strict)
+    def context(self, info: DataInfo, fresh: bool = False) -> Context:
+        return Context(info, self.kind, self.target_type, self.copy, self.strict, fresh)
 
 
 @dataclass(slots=True)
@@ -114,14 +114,21 @@ class Router:
         return req.target_type is None or isinstance(obj, req.target_type)
 
     def _replay(self, edges: Sequence[Edge], info: DataInfo, req: Request) -> list[Step] | None:
+        """Re-estimate a cached route for new data; None if it no longer fits the request."""
         steps = []
+        fresh = False
         for edge in edges:
             try:
-                est = edge.estimate(req.context(info))
+                est = edge.estimate(req.context(info, fresh))
             except Unroutable:
                 return None
-            steps.append(Step(edge, info, est))
+            steps.append(Step(edge, info, est, fresh))
+            fresh = fresh or est.copies_all
             info = est.out
+        if req.copy is False and any(s.copies for s in steps):
+            return None
+        if req.copy and not fresh:
+            return None
         return steps
 
     def _search(self, start: str, info: DataInfo, req: Request) -> _Route:
@@ -157,11 +164,11 @@ class Router:
                 ):
                     continue
                 try:
-                    est = edge.estimate(req.context(data))
+                    est = edge.estimate(req.context(data, sat))
                 except Unroutable as exc:
                     failures.append(f"{edge.source} -> {edge.target} ({edge.adapter}): {exc}")
                     continue
-                step = Step(edge, data, est)
+                step = Step(edge, data, est, sat)
                 visit(
                     edge.target,
                     est.out,
@@ -211,7 +218,7 @@ class Router:
         value: Any = obj
         for number, step in enumerate(plan.steps, 1):
             try:
-                value = step.edge.run(value, request.context(step.before))
+                value = step.edge.run(value, request.context(step.before, step.fresh))
             except InterchangeError:
                 raise
             except Exception as exc:

@@ -6,6 +6,7 @@ The estimate functions here and the conversion functions beside them must agree:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cache
 from typing import Any
 
@@ -28,6 +29,8 @@ from interchange_hub.model import (
 from interchange_hub.protocols import CPU, Device
 
 TENSOR_NAME = ""  # the column name of a 1-D tensor
+UNKNOWN_NULLS = "nulls are unknown until the stream is read"
+COPY_TRUE = "copy=True: a new writable array"
 FIXED_SHAPE_TENSOR = "extension<arrow.fixed_shape_tensor"
 
 
@@ -95,7 +98,7 @@ def _column_plan(col: Column, dlpack_only: bool) -> tuple[str, list[Copy], list[
     if col.chunks > 1:
         copies.append(Copy(name, n, f"{col.chunks} chunks are concatenated into one tensor"))
     if col.nulls < 0 and (is_numeric(dtype) or dtype == "bool"):
-        copies.append(Copy(name, n, "nulls are unknown until the stream is read"))
+        copies.append(Copy(name, n, UNKNOWN_NULLS))
     if is_numeric(dtype):
         if col.nulls > 0:
             out = "float64" if is_integer(dtype) else dtype
@@ -183,7 +186,7 @@ def estimate_to_tensor(info: DataInfo, dlpack_only: bool) -> Estimate:
             tuple(copies),
             tuple(losses),
             why,
-            copies_all=bool(copies),
+            copies_all=_certain(copies),
             shared_readonly=not copies,
         )
     dtypes = {d for d, _, _ in planned}
@@ -216,8 +219,14 @@ def estimate_to_tensor(info: DataInfo, dlpack_only: bool) -> Estimate:
         readonly=not copies,
     )
     why = "table -> 2-D tensor" if copies else "one-column table -> a (rows, 1) view"
-    return Estimate(out, tuple(copies), tuple(losses), why, copies_all=bool(copies),
+    fresh = len(info.columns) > 1 or _certain(copies)
+    return Estimate(out, tuple(copies), tuple(losses), why, copies_all=fresh,
                     shared_readonly=not copies)  # fmt: skip
+
+
+def _certain(copies: list[Copy]) -> bool:
+    """Whether the copies certainly give new memory (not just possibly, as for a stream)."""
+    return bool(copies) and all(c.reason != UNKNOWN_NULLS for c in copies)
 
 
 def _all_ints_with_some_nulls(info: DataInfo, planned: set[str]) -> bool:
@@ -235,14 +244,22 @@ def _shape_of(dtype: str) -> tuple[int, ...]:
     return tuple(int(x) for x in inner.split(",") if x)
 
 
-def estimate_arrow_to_tensor(info: DataInfo, dlpack_only: bool) -> Estimate:
-    """Arrow data (a stream too, read whole) -> ndarray; see :func:`estimate_to_tensor`."""
-    if info.kind != Kind.STREAM:
-        return estimate_to_tensor(info, dlpack_only)
-    est = estimate_to_tensor(info.but(kind=Kind.TABLE), dlpack_only)
-    read = "the stream is read into one tensor"
-    copies = est.copies or tuple(Copy(c.name, c.nbytes, read) for c in info.columns)
-    return Estimate(est.out, copies, est.losses, read, copies_all=True)
+def estimate_arrow_to_tensor(ctx: Context, dlpack_only: bool) -> Estimate:
+    """Arrow data (a stream too, read whole) -> ndarray; see :func:`estimate_to_tensor`.
+
+    With ``copy=True`` the array is always new, writable memory.
+    """
+    info = ctx.info
+    if info.kind == Kind.STREAM:
+        est = estimate_to_tensor(info.but(kind=Kind.TABLE), dlpack_only)
+        est = replace(est, why="the stream is read into one tensor")
+    else:
+        est = estimate_to_tensor(info, dlpack_only)
+    if ctx.copy and not est.copies_all:
+        extra = () if ctx.fresh else (Copy(TENSOR_NAME, info.nbytes, COPY_TRUE),)
+        est = replace(est, copies=est.copies + extra, copies_all=True, shared_readonly=False,
+                      out=est.out.but(readonly=False))  # fmt: skip
+    return est
 
 
 def arrow_to_tensor(value: Any, ctx: Context, dlpack_only: bool) -> Any:
@@ -267,8 +284,17 @@ def arrow_to_tensor(value: Any, ctx: Context, dlpack_only: bool) -> Any:
             ) from None
         report_losses(losses, "a tensor", ctx.strict)
     if info.kind == Kind.COLUMN:
-        return column_to_ndarray(data, dlpack_only)
-    return table_to_ndarray(data, dlpack_only)
+        arr = column_to_ndarray(data, dlpack_only)
+    else:
+        arr = table_to_ndarray(data, dlpack_only)
+    return writable_copy(arr) if ctx.copy else arr
+
+
+def writable_copy(arr: Any) -> Any:
+    """``arr`` if it is writable memory owned by nobody else, else a copy (copy=True)."""
+    if arr.flags.writeable and arr.flags.owndata:
+        return arr
+    return np_module().array(arr, copy=True)
 
 
 def column_to_ndarray(col: Any, dlpack_only: bool) -> Any:

@@ -62,6 +62,7 @@ CASES: dict[str, Callable[[], pa.Array | pa.ChunkedArray]] = {
     "duration": lambda: pa.array(_rng("dur").integers(0, 2**40, ROWS), pa.duration("ms")),
 }
 PAIRS = [(s, d) for s in TABLE_LIBS for d in TABLE_LIBS if s != d]
+ALL_PAIRS = [(s, d) for s in TABLE_LIBS for d in TABLE_LIBS]
 
 
 def _source(lib: str, case: str) -> object:
@@ -139,3 +140,16 @@ def test_types_into_tensors(hub: ih.Hub, case: str, dst_lib: str) -> None:
         assert shared >= total, f"claimed zero-copy, {shared}/{total} bytes shared\n{plan}"
     else:
         assert shared < total, f"claimed a copy, but all {total} bytes shared\n{plan}"
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize(("src_lib", "dst_lib"), ALL_PAIRS, ids=[f"{s}->{d}" for s, d in ALL_PAIRS])
+def test_copy_true_shares_nothing_for_any_type(
+    hub: ih.Hub, case: str, src_lib: str, dst_lib: str
+) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        src = _source(src_lib, case)
+    result = hub.convert(src, to=dst_lib, copy=True)
+    assert hub.shared_bytes(src, result) == 0, str(hub.plan(src, to=dst_lib, copy=True))
+    assert _normalise(values(result)) == _normalise(values(src))

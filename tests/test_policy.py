@@ -120,3 +120,41 @@ def test_pandas_index_travels_as_a_column(hub: ih.Hub) -> None:
     pdf = pd.DataFrame({"a": [1, 2]}, index=pd.Index(["x", "y"], name="key"))
     df = hub.convert(pdf, to="polars")
     assert df.columns == ["a", "key"]
+
+
+def test_cached_routes_still_honour_the_copy_policy(hub: ih.Hub) -> None:
+    hub.convert(np.ones((5, 2)), to="polars", copy=True)
+    one_column = np.arange(5.0).reshape(5, 1)
+    result = hub.convert(one_column, to="polars", copy=True)
+    one_column[0, 0] = 99.0
+    assert result["column_0"].to_list() == [0.0, 1.0, 2.0, 3.0, 4.0]
+
+    other = ih.Hub(autoload=False)
+    other.convert(np.ones((5, 1)), to="polars", copy=False)  # zero-copy: one column
+    with pytest.raises(ih.CopyRequiredError, match="C-ordered"):
+        other.convert(np.ones((5, 2)), to="polars", copy=False)
+
+
+def test_copy_true_results_are_writable(hub: ih.Hub) -> None:
+    table = pa.table({"x": [1.0, 2.0], "n": [1, 2]})
+    frame = hub.convert(table, to="pandas", copy=True)
+    frame.iloc[0, 0] = 5.0
+    assert frame.iloc[0, 0] == 5.0 and table.column("x")[0].as_py() == 1.0
+    arr = hub.convert(pl.Series([1.0, 2.0]), to="numpy", copy=True)
+    arr[0] = 7.0
+    assert arr.flags.writeable and arr[0] == 7.0
+    series = hub.convert(pa.chunked_array([[1.0, 2.0]]), to="pandas", copy=True)
+    series.iloc[0] = 3.0
+    assert series.iloc[0] == 3.0
+
+
+def test_copy_true_keeps_the_container_type(hub: ih.Hub) -> None:
+    for source in (pa.array([1, 2]), pa.record_batch({"a": [1]}), pa.chunked_array([[1], [2]])):
+        assert type(hub.convert(source, to="pyarrow", copy=True)) is type(source)
+
+
+def test_copy_true_copies_once_for_tensors(hub: ih.Hub) -> None:
+    plan = hub.plan(np.arange(10.0), to="torch", copy=True)
+    assert sum(1 for s in plan.steps if s.copies) == 1
+    plan = hub.plan(pa.array(np.arange(10.0)), to="torch", copy=True)
+    assert sum(1 for s in plan.steps if s.copies) == 1

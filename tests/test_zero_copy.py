@@ -115,3 +115,14 @@ def test_one_column_table_to_a_2d_view(hub: ih.Hub, floats: np.ndarray) -> None:
     t = hub.convert(table, to="torch")
     assert tuple(t.shape) == (len(floats), 1)
     assert t.data_ptr() == arrow_data_address(table.column("x"))
+
+
+def test_polars_enum_shares_and_categorical_copies(hub: ih.Hub) -> None:
+    enum = pl.Series("e", ["a", "b", "a"] * 100, dtype=pl.Enum(["a", "b"]))
+    categorical = pl.Series("c", ["a", "b", "a"] * 100, dtype=pl.Categorical)
+    for series, zero_copy in ((enum, True), (categorical, False)):
+        plan = hub.plan(series, to="pyarrow")
+        result = hub.convert(series, to="pyarrow")
+        assert plan.zero_copy is zero_copy
+        total = sum(b.size for b in hub.buffers(series))
+        assert (hub.shared_bytes(series, result) >= total) is zero_copy

@@ -20,7 +20,7 @@ _NEEDS = ("pyarrow", "numpy")
 
 
 def _to_dlpack_estimate(ctx: Context) -> Estimate:
-    return tensorkit.estimate_arrow_to_tensor(ctx.info, dlpack_only=True)
+    return tensorkit.estimate_arrow_to_tensor(ctx, dlpack_only=True)
 
 
 def _to_dlpack(value: Any, ctx: Context) -> Any:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from interchange_hub import tensorkit
 from interchange_hub.adapter import ARROW, DLPACK, Adapter, Buffer, Context, Edge
 from interchange_hub.hookspecs import hookimpl
-from interchange_hub.model import DataInfo, Estimate, Kind, Unroutable
+from interchange_hub.model import Copy, DataInfo, Estimate, Kind, Unroutable
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -82,6 +82,10 @@ def _import_estimate(ctx: Context) -> Estimate:
         raise Unroutable(f"numpy holds CPU memory only; the data is on {info.device}")
     if info.columns and info.columns[0].dtype == "bfloat16":
         raise Unroutable("numpy has no bfloat16; cast to float32 first")
+    if ctx.copy:
+        copies = () if ctx.fresh else (Copy("", info.nbytes, tensorkit.COPY_TRUE),)
+        why = "copy=True: a new writable array" if copies else "already new memory"
+        return Estimate(info.but(readonly=False), copies, why=why, copies_all=bool(copies))
     return Estimate(
         info, why="np.from_dlpack shares the producer's memory", shared_readonly=info.readonly
     )
@@ -89,7 +93,10 @@ def _import_estimate(ctx: Context) -> Estimate:
 
 def _import(value: Any, ctx: Context) -> Any:
     np = tensorkit.np_module()
-    return value if isinstance(value, np.ndarray) else np.from_dlpack(value)
+    arr = value if isinstance(value, np.ndarray) else np.from_dlpack(value)
+    if ctx.copy and not ctx.fresh:
+        return np.array(arr, copy=True)
+    return tensorkit.writable_copy(arr) if ctx.copy else arr
 
 
 def _to_arrow_estimate(ctx: Context) -> Estimate:
@@ -101,7 +108,7 @@ def _to_arrow(value: Any, ctx: Context) -> Any:
 
 
 def _from_arrow_estimate(ctx: Context) -> Estimate:
-    return tensorkit.estimate_arrow_to_tensor(ctx.info, dlpack_only=False)
+    return tensorkit.estimate_arrow_to_tensor(ctx, dlpack_only=False)
 
 
 def _from_arrow(value: Any, ctx: Context) -> Any:

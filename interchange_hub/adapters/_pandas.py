@@ -173,7 +173,6 @@ def _export_estimate(ctx: Context) -> Estimate:
         out,
         tuple(copies),
         why="pandas exports via pyarrow's Table.from_pandas",
-        copies_all=bool(copies) and len(copies) == len(ctx.info.columns),
     )
 
 
@@ -200,7 +199,13 @@ _ARROW_BACKED = re.compile(
 )
 
 
-def _import_copy_reason(col: Column, table: bool) -> str:
+def _import_copy_reason(col: Column, table: bool, copy: bool | None) -> str:
+    """Why importing ``col`` copies it ("" when pandas shares the Arrow buffers).
+
+    Measured on pandas 3 / pyarrow 26: ``Table.to_pandas(split_blocks=True)`` shares
+    numeric, datetime, duration and string buffers; ``ChunkedArray.to_pandas`` (a Series)
+    copies strings and time-zone-aware timestamps.
+    """
     dtype = col.dtype
     if col.chunks > 1:
         return f"{col.chunks} chunks are concatenated into one pandas array"
@@ -208,18 +213,23 @@ def _import_copy_reason(col: Column, table: bool) -> str:
         return "nulls are unknown until read; with nulls, pandas' masked dtype copies"
     if (is_integer(dtype) or dtype == "bool") and col.nulls > 0:
         return "nulls need pandas' nullable (masked) dtype: data and mask are copied"
-    if is_numeric(dtype):
-        return "nulls are filled with NaN" if col.nulls > 0 else ""
-    if dtype.startswith(("timestamp", "duration")):
-        return "" if table and col.nulls <= 0 else "pandas rebuilds datetime64 for a Series"
-    if dtype == "large_string":
-        return ""
-    if _ARROW_BACKED.match(dtype):
-        return ""
-    if dtype in ("string", "string_view"):
-        return f"pandas' str dtype stores large_string; {dtype} is converted"
     if dtype == "bool":
         return "Arrow booleans are bit-packed; numpy uses a byte each"
+    if _ARROW_BACKED.match(dtype):
+        return ""  # pd.ArrowDtype wraps the Arrow array
+    numpy_backed = is_numeric(dtype) or dtype.startswith(("timestamp", "duration"))
+    if numpy_backed and col.nulls > 0:
+        return "nulls are filled with NaN/NaT"
+    if numpy_backed and copy:
+        return "copy=True: pandas gets its own writable arrays"
+    if is_numeric(dtype) or dtype.startswith("duration"):
+        return ""
+    if dtype.startswith("timestamp"):
+        return "" if table or "tz=" not in dtype else "a Series rebuilds zoned timestamps"
+    if dtype == "large_string" and table:
+        return ""
+    if dtype in ("string", "large_string", "string_view"):
+        return f"pandas' str dtype builds its own {dtype} storage"
     return f"{dtype} is converted to pandas' representation"
 
 
@@ -231,7 +241,7 @@ def _import_estimate(ctx: Context) -> Estimate:
     table = info.kind != Kind.COLUMN or want == Kind.TABLE
     copies = []
     for col in info.columns:
-        reason = _import_copy_reason(col, table)
+        reason = _import_copy_reason(col, table, ctx.copy)
         if reason:
             copies.append(Copy(col.name, col.nbytes, reason))
     why = "Table.to_pandas(split_blocks=True) shares numeric, timestamp and large_string buffers"
@@ -241,7 +251,6 @@ def _import_estimate(ctx: Context) -> Estimate:
         info.but(kind=want),
         tuple(copies),
         why=why,
-        copies_all=bool(copies) and len(copies) == len(info.columns),
     )
 
 
@@ -268,7 +277,7 @@ def _arrow_backed(arrow_type: Any) -> Any:
     return None if faithful_elsewhere else _pd().ArrowDtype(arrow_type)
 
 
-def _to_frame(table: Any) -> Any:
+def _to_frame(table: Any, copy: bool | None) -> Any:
     pa = arrowkit.pa_module()
     needs_mask = [
         i
@@ -276,7 +285,8 @@ def _to_frame(table: Any) -> Any:
         if col.null_count and (pa.types.is_integer(col.type) or pa.types.is_boolean(col.type))
     ]
     plain = table.drop_columns([table.column_names[i] for i in needs_mask])
-    frame = plain.to_pandas(split_blocks=True, types_mapper=_arrow_backed)
+    # split_blocks shares Arrow's buffers (read-only); copy=True wants writable arrays.
+    frame = plain.to_pandas(split_blocks=not copy, types_mapper=_arrow_backed)
     for i in needs_mask:
         series = table.column(i).to_pandas(types_mapper=_nullable_mapper)
         frame.insert(i, table.column_names[i], series.array)
@@ -290,10 +300,12 @@ def _import(value: Any, ctx: Context) -> Any:
         col = arrowkit.as_chunked(value)
         name = info.columns[0].name if info.columns else ""
         if want == Kind.TABLE:
-            return _to_frame(arrowkit.table_from_column(col, name))
+            return _to_frame(arrowkit.table_from_column(col, name), ctx.copy)
         series = col.to_pandas(types_mapper=_nullable_mapper if col.null_count else _arrow_backed)
+        if ctx.copy and not series.array.__class__.__name__.startswith("Arrow"):
+            series = series.copy(deep=True)  # to_pandas may hand out a read-only view
         return series.rename(name or None)
-    frame = _to_frame(arrowkit.read_table(value))
+    frame = _to_frame(arrowkit.read_table(value), ctx.copy)
     if want == Kind.COLUMN:
         return frame.iloc[:, 0]
     return frame

@@ -8,6 +8,7 @@ mutates the caller's frame (polars#21738). Import goes through ``pl.DataFrame`` 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
@@ -19,6 +20,10 @@ from interchange_hub.protocols import is_arrow_stream
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+
+
+# polars Categoricals map to a process-wide string cache: each export builds new indices.
+_REBUILT = frozenset({"rebuilt_on_export"})
 
 
 def _pl() -> Any:
@@ -49,7 +54,14 @@ class PolarsAdapter(Adapter):
         series = [obj] if isinstance(obj, pl.Series) else obj.get_columns()
         names = _arrow_names(pl.Schema({s.name: s.dtype for s in series}))
         cols = tuple(
-            Column(s.name, names[s.name], s.estimated_size(), s.null_count(), s.n_chunks())
+            Column(
+                s.name,
+                names[s.name],
+                s.estimated_size(),
+                s.null_count(),
+                s.n_chunks(),
+                _REBUILT if s.dtype == pl.Categorical else frozenset(),
+            )  # fmt: skip
             for s in series
         )
         kind = Kind.COLUMN if isinstance(obj, pl.Series) else Kind.TABLE
@@ -61,7 +73,11 @@ class PolarsAdapter(Adapter):
             return []
         pa = arrowkit.pa_module()
         series = [obj] if isinstance(obj, pl.Series) else obj.get_columns()
-        return [b for s in series for b in arrowkit.buffers(pa.chunked_array(s))]
+        found = []
+        for s in series:
+            exported = pa.chunked_array(s)  # a Categorical exports new indices each time
+            found += [replace(b, keep=exported) for b in arrowkit.buffers(exported)]
+        return found
 
     def edges(self) -> Sequence[Edge]:
         return (
@@ -120,9 +136,9 @@ def _export_estimate(ctx: Context) -> Estimate:
                 "format no other library reads; cast it to Int64 or Decimal first"
             )
     copies: tuple[Copy, ...] = tuple(
-        Copy(c.name, c.nbytes, "polars builds an Arrow dictionary for a Categorical/Enum")
+        Copy(c.name, c.nbytes, "polars builds new Arrow dictionary indices for a Categorical")
         for c in info.columns
-        if c.dtype.startswith("dictionary<")
+        if "rebuilt_on_export" in c.flags
     )
     why = "polars exports its own buffers"
     if info.columns and info.columns[0].chunks == -1:
@@ -136,7 +152,7 @@ def _export_estimate(ctx: Context) -> Estimate:
                 for c in info.columns
                 if c.chunks > 1
             )
-    return Estimate(info, copies, why=why, copies_all=len(copies) == len(info.columns) > 0)
+    return Estimate(info, copies, why=why)
 
 
 def _export(value: Any, ctx: Context) -> Any:
@@ -184,7 +200,6 @@ def _import_estimate(ctx: Context) -> Estimate:
         tuple(copies),
         tuple(losses),
         why,
-        copies_all=bool(info.columns) and len(copies) == len(info.columns),
     )
 
 

@@ -121,6 +121,8 @@ def _import(value: Any, ctx: Context) -> Any:
         table = arrowkit.read_table(value)
         return pa.RecordBatchReader.from_batches(table.schema, table.to_batches())
     if want == Kind.TABLE:
+        if isinstance(value, pa.RecordBatch) and cls is None:
+            return value  # already pyarrow (e.g. a copied RecordBatch): keep its type
         if ctx.info.kind == Kind.COLUMN:
             table = arrowkit.table_from_column(
                 arrowkit.read_column(value), ctx.info.columns[0].name

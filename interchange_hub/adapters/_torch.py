@@ -104,30 +104,27 @@ def _import_estimate(ctx: Context) -> Estimate:
     info = ctx.info
     if info.kind != Kind.TENSOR:
         raise Unroutable("only tensors travel through DLPack")
-    copies: tuple[Copy, ...] = ()
     if info.layout == "negative":
-        copies = (
-            Copy(
-                "", info.nbytes, "torch cannot import negative strides (it aborts); made contiguous"
-            ),
-        )
-    return Estimate(
-        info,
-        copies,
-        why="torch.from_dlpack shares the producer's memory",
-        copies_all=bool(copies),
-        shared_readonly=info.readonly and not copies,
-    )
+        reason = "torch cannot import negative strides (it aborts); made contiguous"
+        copies: tuple[Copy, ...] = (Copy("", info.nbytes, reason),)
+    elif ctx.copy and not ctx.fresh:
+        copies = (Copy("", info.nbytes, "copy=True: the tensor is cloned"),)
+    else:
+        return Estimate(info, why="torch.from_dlpack shares the producer's memory",
+                        shared_readonly=info.readonly)  # fmt: skip
+    return Estimate(info.but(layout="C", readonly=False), copies, why=copies[0].reason,
+                    copies_all=True)  # fmt: skip
 
 
 def _import(value: Any, ctx: Context) -> Any:
     torch = _torch()
-    if isinstance(value, torch.Tensor):
-        return value
-    strides = getattr(value, "strides", None)
-    if strides is not None and any(s < 0 for s in strides):
-        value = value.copy()  # numpy: a fresh C-contiguous array
-    return torch.from_dlpack(value)
+    if ctx.info.layout == "negative":
+        # Through numpy, which can read negative strides, to a fresh contiguous array.
+        value = require("numpy").from_dlpack(value).copy()
+    tensor = value if isinstance(value, torch.Tensor) else torch.from_dlpack(value)
+    if ctx.copy and not ctx.fresh and ctx.info.layout != "negative":
+        return tensor.clone()
+    return tensor
 
 
 @hookimpl

@@ -195,8 +195,11 @@ def estimate_to_tensor(info: DataInfo, dlpack_only: bool) -> Estimate:
         for col, (dtype, _, _) in zip(info.columns, planned, strict=True):
             if dtype != "float64":
                 lost = "promoted to share a dtype with columns that have nulls; "
-                losses.append(Loss(col.name, col.dtype, "float64", lost + "integers above 2**53 "
-                                   "lose precision"))  # fmt: skip
+                losses.append(
+                    Loss(
+                        col.name, col.dtype, "float64", lost + "integers above 2**53 lose precision"
+                    )
+                )
         dtypes = {"float64"}
     if len(dtypes) != 1 or "object" in dtypes:
         listing = ", ".join(f"{c.name}: {c.dtype}" for c in info.columns)
@@ -220,8 +223,9 @@ def estimate_to_tensor(info: DataInfo, dlpack_only: bool) -> Estimate:
     )
     why = "table -> 2-D tensor" if copies else "one-column table -> a (rows, 1) view"
     fresh = len(info.columns) > 1 or _certain(copies)
-    return Estimate(out, tuple(copies), tuple(losses), why, copies_all=fresh,
-                    shared_readonly=not copies)  # fmt: skip
+    return Estimate(
+        out, tuple(copies), tuple(losses), why, copies_all=fresh, shared_readonly=not copies
+    )
 
 
 def _certain(copies: list[Copy]) -> bool:
@@ -257,8 +261,13 @@ def estimate_arrow_to_tensor(ctx: Context, dlpack_only: bool) -> Estimate:
         est = estimate_to_tensor(info, dlpack_only)
     if ctx.copy and not est.copies_all:
         extra = () if ctx.fresh else (Copy(TENSOR_NAME, info.nbytes, COPY_TRUE),)
-        est = replace(est, copies=est.copies + extra, copies_all=True, shared_readonly=False,
-                      out=est.out.but(readonly=False))  # fmt: skip
+        est = replace(
+            est,
+            copies=est.copies + extra,
+            copies_all=True,
+            shared_readonly=False,
+            out=est.out.but(readonly=False),
+        )
     return est
 
 

@@ -26,19 +26,38 @@ class Blob:
 
 
 def _info(blob: Blob) -> DataInfo:
-    return DataInfo(Kind.TENSOR, (Column("", "int64", blob.n, 0),), rows=blob.n // 8,
-                    shape=(blob.n // 8,), layout="C", device=blob.device)  # fmt: skip
+    return DataInfo(
+        Kind.TENSOR,
+        (Column("", "int64", blob.n, 0),),
+        rows=blob.n // 8,
+        shape=(blob.n // 8,),
+        layout="C",
+        device=blob.device,
+    )
 
 
-def _edge(src: str, dst: str, *, copy: bool = False, loss: bool = False, move: Device | None = None,
-          name: str = "fake") -> ih.Edge:  # fmt: skip
+def _edge(
+    src: str,
+    dst: str,
+    *,
+    copy: bool = False,
+    loss: bool = False,
+    move: Device | None = None,
+    name: str = "fake",
+) -> ih.Edge:
     def estimate(ctx: ih.Context) -> Estimate:
         info = ctx.info
         out = info.but(device=move) if move is not None else info
         copies = (Copy("", info.nbytes, f"{src}->{dst} copies"),) if copy or move else ()
         losses = (Loss("", "int64", "int32", "truncated"),) if loss else ()
-        return Estimate(out, copies, losses, why=f"{src}->{dst}", copies_all=bool(copies),
-                        moves_device=move is not None)  # fmt: skip
+        return Estimate(
+            out,
+            copies,
+            losses,
+            why=f"{src}->{dst}",
+            copies_all=bool(copies),
+            moves_device=move is not None,
+        )
 
     def run(value: Blob, ctx: ih.Context) -> Blob:
         device = move if move is not None else value.device
@@ -93,8 +112,9 @@ def test_cheapest_route_wins() -> None:
 
 
 def test_lossless_beats_cheaper_lossy() -> None:
-    src = FakeAdapter("src", [_edge("src", ARROW, loss=True), _edge("src", DLPACK, copy=True)],
-                      owner=True)  # fmt: skip
+    src = FakeAdapter(
+        "src", [_edge("src", ARROW, loss=True), _edge("src", DLPACK, copy=True)], owner=True
+    )
     dst = FakeAdapter("dst", [_edge(ARROW, "dst"), _edge(DLPACK, "dst")])
     plan = make_hub(src, dst).plan(Blob(800), to="dst")
     assert plan.lossless and not plan.zero_copy

@@ -270,10 +270,15 @@ def _arrow_backed(arrow_type: Any) -> Any:
     pa = arrowkit.pa_module()
     t = pa.types
     faithful_elsewhere = not (
-        t.is_decimal(arrow_type) or t.is_date(arrow_type) or t.is_time(arrow_type)
-        or t.is_list(arrow_type) or t.is_large_list(arrow_type)
-        or t.is_fixed_size_list(arrow_type) or t.is_struct(arrow_type) or t.is_map(arrow_type)
-    )  # fmt: skip
+        t.is_decimal(arrow_type)
+        or t.is_date(arrow_type)
+        or t.is_time(arrow_type)
+        or t.is_list(arrow_type)
+        or t.is_large_list(arrow_type)
+        or t.is_fixed_size_list(arrow_type)
+        or t.is_struct(arrow_type)
+        or t.is_map(arrow_type)
+    )
     return None if faithful_elsewhere else _pd().ArrowDtype(arrow_type)
 
 

@@ -61,7 +61,7 @@ class PolarsAdapter(Adapter):
                 s.null_count(),
                 s.n_chunks(),
                 _REBUILT if s.dtype == pl.Categorical else frozenset(),
-            )  # fmt: skip
+            )
             for s in series
         )
         kind = Kind.COLUMN if isinstance(obj, pl.Series) else Kind.TABLE

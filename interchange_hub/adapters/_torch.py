@@ -110,10 +110,14 @@ def _import_estimate(ctx: Context) -> Estimate:
     elif ctx.copy and not ctx.fresh:
         copies = (Copy("", info.nbytes, "copy=True: the tensor is cloned"),)
     else:
-        return Estimate(info, why="torch.from_dlpack shares the producer's memory",
-                        shared_readonly=info.readonly)  # fmt: skip
-    return Estimate(info.but(layout="C", readonly=False), copies, why=copies[0].reason,
-                    copies_all=True)  # fmt: skip
+        return Estimate(
+            info,
+            why="torch.from_dlpack shares the producer's memory",
+            shared_readonly=info.readonly,
+        )
+    return Estimate(
+        info.but(layout="C", readonly=False), copies, why=copies[0].reason, copies_all=True
+    )
 
 
 def _import(value: Any, ctx: Context) -> Any:

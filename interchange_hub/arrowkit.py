@@ -152,6 +152,43 @@ def column_from_table(table: Any) -> Any:
     return table.column(0)
 
 
+def _without_views(pa: Any, typ: Any) -> Any:
+    if typ == pa.string_view():
+        return pa.large_string()
+    if typ == pa.binary_view():
+        return pa.large_binary()
+    if pa.types.is_dictionary(typ):
+        return pa.dictionary(typ.index_type, _without_views(pa, typ.value_type), typ.ordered)
+    if pa.types.is_list(typ):
+        return pa.list_(typ.value_field.with_type(_without_views(pa, typ.value_type)))
+    if pa.types.is_large_list(typ):
+        return pa.large_list(typ.value_field.with_type(_without_views(pa, typ.value_type)))
+    if pa.types.is_struct(typ):
+        return pa.struct([f.with_type(_without_views(pa, f.type)) for f in typ])
+    return typ
+
+
+def without_views(data: Any) -> Any:
+    """``data`` (Table, RecordBatchReader or ChunkedArray) with views cast to large types.
+
+    A reader stays lazy: its batches are cast as they are read.
+    """
+    pa = pa_module()
+    if isinstance(data, pa.RecordBatchReader):
+        schema = pa.schema([f.with_type(_without_views(pa, f.type)) for f in data.schema])
+        return data if schema == data.schema else data.cast(schema)
+    if isinstance(data, pa.Table):
+        schema = pa.schema([f.with_type(_without_views(pa, f.type)) for f in data.schema])
+        return data if schema == data.schema else data.cast(schema)
+    typ = _without_views(pa, data.type)
+    return data if typ == data.type else data.cast(typ)
+
+
+def has_views(dtype: str) -> bool:
+    """Whether a type name involves string_view or binary_view."""
+    return "string_view" in dtype or "binary_view" in dtype
+
+
 def single_batch(table: Any) -> Any:
     """One RecordBatch holding a whole table (its chunks are combined: a copy if several)."""
     batches = table.combine_chunks().to_batches()

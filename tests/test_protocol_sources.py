@@ -92,3 +92,11 @@ def test_stream_only_pandas_and_polars_producers(hub: ih.Hub) -> None:
 def test_wrong_capsule_name_is_a_protocol_error(hub: ih.Hub) -> None:
     with pytest.raises(ih.ProtocolError, match="arrow_schema"):
         hub.convert(WrongCapsule(), to="polars")
+
+
+def test_negative_strides_from_any_dlpack_producer_are_normalised(hub: ih.Hub) -> None:
+    # torch.from_dlpack aborts the process on negative strides: the hub must copy first.
+    reversed_view = np.arange(5.0)[::-1]
+    t = hub.convert(DLPackOnly(reversed_view), to="torch")
+    assert t.tolist() == [4.0, 3.0, 2.0, 1.0, 0.0]
+    assert not hub.plan(DLPackOnly(reversed_view), to="torch").zero_copy

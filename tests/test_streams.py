@@ -11,6 +11,7 @@ import pyarrow as pa
 import pytest
 
 import interchange_hub as ih
+from tests.helpers import values
 
 SCHEMA = pa.schema([("a", pa.int64()), ("s", pa.string())])
 
@@ -121,3 +122,19 @@ def test_lazyframe_source(hub: ih.Hub) -> None:
     assert hub.convert(lazy, to="polars") is lazy
     assert hub.convert(lazy, to=pl.DataFrame)["a"].to_list() == [2, 3]
     assert "collected" in str(hub.plan(lazy, to="numpy"))
+
+
+def test_polars_strings_into_nanoarrow_do_not_crash(hub: ih.Hub) -> None:
+    # nanoarrow 0.9 aborts the process on string_view, which is how polars exports strings.
+    df = pl.DataFrame(
+        {"s": ["a", None, "c" * 40], "c": pl.Series(["x", "y", "x"], dtype=pl.Categorical)}
+    )
+    plan = hub.plan(df, to="nanoarrow")
+    assert "view types" in str(plan)
+    assert values(hub.convert(df, to="nanoarrow")) == {
+        "s": ["a", None, "c" * 40],
+        "c": ["x", "y", "x"],
+    }
+    assert hub.convert(pl.Series("s", ["q"]), to="nanoarrow").to_pylist() == ["q"]
+    lazy = pl.DataFrame({"s": ["a"]}).lazy()
+    assert isinstance(hub.convert(lazy, to=na.ArrayStream), na.ArrayStream)

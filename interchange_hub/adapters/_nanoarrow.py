@@ -12,7 +12,7 @@ from interchange_hub import arrowkit
 from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge
 from interchange_hub.dependencies import installed, require
 from interchange_hub.hookspecs import hookimpl
-from interchange_hub.model import Column, DataInfo, Estimate, Kind, Unroutable
+from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Unroutable
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -95,19 +95,40 @@ def _import_estimate(ctx: Context) -> Estimate:
     if ctx.info.kind == Kind.TENSOR:
         raise Unroutable("nanoarrow takes tensors through the Arrow bridge")
     want = ctx.kind or ctx.info.kind
-    return Estimate(ctx.info.but(kind=want), why="C structs moved into nanoarrow")
+    copies = tuple(
+        Copy(
+            c.name,
+            c.nbytes,
+            f"nanoarrow cannot read view types safely; {c.dtype} is cast to large types",
+        )
+        for c in ctx.info.columns
+        if arrowkit.has_views(c.dtype)
+    )
+    if copies and not installed("pyarrow"):
+        raise Unroutable("view types need pyarrow to be cast before nanoarrow reads them")
+    return Estimate(ctx.info.but(kind=want), copies, why="C structs moved into nanoarrow")
 
 
 def _import(value: Any, ctx: Context) -> Any:
     na = _na()
-    want = ctx.kind or ctx.info.kind
+    info = ctx.info
+    want = ctx.kind or info.kind
+    if any(arrowkit.has_views(c.dtype) for c in info.columns):
+        # nanoarrow 0.9 crashes the process on string_view/binary_view (polars' strings).
+        if want == Kind.STREAM:
+            value = arrowkit.pa_module().RecordBatchReader.from_stream(value)
+        elif info.kind == Kind.COLUMN:
+            value = arrowkit.read_column(value)
+        else:
+            value = arrowkit.read_table(value)
+        value = arrowkit.without_views(value)
     if want == Kind.STREAM:
         return na.ArrayStream(value)
-    if ctx.info.kind == Kind.TABLE and want == Kind.COLUMN:
+    if info.kind == Kind.TABLE and want == Kind.COLUMN:
         return na.Array(arrowkit.column_from_table(arrowkit.read_table(value)))
-    if ctx.info.kind == Kind.COLUMN and want == Kind.TABLE:
+    if info.kind == Kind.COLUMN and want == Kind.TABLE:
         col = arrowkit.read_column(value)
-        return na.Array(arrowkit.table_from_column(col, ctx.info.columns[0].name))
+        return na.Array(arrowkit.table_from_column(col, info.columns[0].name))
     return na.Array(value)
 
 

@@ -138,3 +138,8 @@ def test_polars_strings_into_nanoarrow_do_not_crash(hub: ih.Hub) -> None:
     assert hub.convert(pl.Series("s", ["q"]), to="nanoarrow").to_pylist() == ["q"]
     lazy = pl.DataFrame({"s": ["a"]}).lazy()
     assert isinstance(hub.convert(lazy, to=na.ArrayStream), na.ArrayStream)
+
+
+def test_lazyframe_of_in_memory_data_collects_twice(hub: ih.Hub) -> None:
+    lazy = hub.convert(pa.table({"a": [1, 2, 3]}), to=pl.LazyFrame)
+    assert lazy.collect().height == 3 and lazy.collect().height == 3

@@ -16,7 +16,6 @@ from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge
 from interchange_hub.dependencies import installed, require
 from interchange_hub.hookspecs import hookimpl
 from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Loss, Unroutable
-from interchange_hub.protocols import is_arrow_stream
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -189,8 +188,9 @@ def _import_estimate(ctx: Context) -> Estimate:
                     "(same instants, sign inverted by IANA convention)",
                 )
             )
-    if want == Kind.STREAM:
-        return Estimate(info, (), tuple(losses), why="lazy scan of the stream (read on collect)")
+    if want == Kind.STREAM and info.kind == Kind.STREAM:
+        why = "lazy scan of the stream: read on collect, so collect it once"
+        return Estimate(info, (), tuple(losses), why=why)
     if info.kind == Kind.STREAM:
         why = "the stream is read into a DataFrame"
     else:
@@ -220,9 +220,9 @@ def _import(value: Any, ctx: Context) -> Any:
     info = ctx.info
     want = ctx.kind or info.kind
     if want == Kind.STREAM:
-        if not is_arrow_stream(value):
-            value = arrowkit.read_table(value)
-        return pl.scan_arrow_c_stream(value)
+        if info.kind != Kind.STREAM:
+            return _frame(value, info).lazy()  # data in memory: collectable many times
+        return pl.scan_arrow_c_stream(value)  # reads the one-shot stream on collect
     if info.kind == Kind.COLUMN:
         series = _series(value, info.columns[0].name if info.columns else "")
         return series.to_frame() if want == Kind.TABLE else series

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field, replace
 
 from interchange_hub.protocols import CPU, Device
 
+INDEX = frozenset({"index"})  # Column.flags of a pandas index travelling as a column
+
 
 class Kind(enum.StrEnum):
     """The shape of the data, which decides the kind of the result."""
@@ -57,6 +59,11 @@ class DataInfo:
         if not self.known or any(c.nbytes < 0 for c in self.columns):
             return -1
         return sum(c.nbytes for c in self.columns)
+
+    @property
+    def data_columns(self) -> tuple[Column, ...]:
+        """The columns that hold data (a pandas index travelling along is left out)."""
+        return tuple(c for c in self.columns if "index" not in c.flags)
 
     @property
     def signature(self) -> tuple[object, ...]:

@@ -192,10 +192,10 @@ class Router:
     ) -> Plan:
         notes = []
         last = steps[-1].before if steps else info
-        if req.kind == Kind.COLUMN and last.kind == Kind.TABLE and len(last.columns) != 1:
+        if req.kind == Kind.COLUMN and last.kind == Kind.TABLE and len(last.data_columns) != 1:
             raise NoRouteError(
                 f"{names[1]} holds one column but the data is a table of "
-                f"{len(last.columns)} columns; select one column first"
+                f"{len(last.data_columns)} columns; select one column first"
             )
         if info.kind == Kind.STREAM:
             notes.append("the source is a one-shot stream: converting it consumes it")

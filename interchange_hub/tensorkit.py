@@ -153,6 +153,10 @@ def estimate_to_tensor(info: DataInfo, dlpack_only: bool) -> Estimate:
     """Arrow table or column -> ndarray (1-D for a column, 2-D for a table)."""
     if info.kind == Kind.TENSOR:
         raise Unroutable("already a tensor")
+    if len(info.data_columns) != len(info.columns):
+        # Like DataFrame.to_numpy(), leave a pandas index out of the tensor.
+        est = estimate_to_tensor(info.but(columns=info.data_columns), dlpack_only)
+        return replace(est, why=est.why + "; the pandas index is left out")
     if not info.columns:
         raise Unroutable("a table without columns cannot become a tensor")
     planned = [_column_plan(c, dlpack_only) for c in info.columns]
@@ -283,6 +287,9 @@ def arrow_to_tensor(value: Any, ctx: Context, dlpack_only: bool) -> Any:
         actual = arrowkit.describe_column(data, info.columns[0].name if info.columns else "")
     else:
         data = arrowkit.read_table(value)
+        index = [c.name for c in info.columns if "index" in c.flags]
+        if index:
+            data = data.drop_columns([n for n in index if n in data.column_names])
         actual = arrowkit.describe_table(data)
     if any(c.nulls < 0 for c in info.columns):
         try:

@@ -116,10 +116,14 @@ def test_result_outlives_source(hub: ih.Hub) -> None:
     assert torch.equal(t, torch.from_numpy(expected))
 
 
-def test_pandas_index_travels_as_a_column(hub: ih.Hub) -> None:
+def test_pandas_index_travels_as_a_column_but_not_into_tensors(hub: ih.Hub) -> None:
     pdf = pd.DataFrame({"a": [1, 2]}, index=pd.Index(["x", "y"], name="key"))
     df = hub.convert(pdf, to="polars")
     assert df.columns == ["a", "key"]
+    numbered = pd.DataFrame({"x": [1.0, 2.0, 3.0]}, index=[30, 10, 20])
+    assert hub.convert(numbered, to="numpy").tolist() == [[1.0], [2.0], [3.0]]
+    assert "index is left out" in str(hub.plan(numbered, to="torch"))
+    assert hub.convert(numbered, to=pl.Series).to_list() == [1.0, 2.0, 3.0]
 
 
 def test_cached_routes_still_honour_the_copy_policy(hub: ih.Hub) -> None:

@@ -10,6 +10,7 @@ float). A non-default index travels as a column, as pandas exports it.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
@@ -17,6 +18,7 @@ from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge
 from interchange_hub.dependencies import require
 from interchange_hub.hookspecs import hookimpl
 from interchange_hub.model import (
+    INDEX,
     Column,
     Copy,
     DataInfo,
@@ -63,7 +65,8 @@ class PandasAdapter(Adapter):
                 for i, n in enumerate(obj.index.names)
             ]
             for i, n in enumerate(names):
-                cols.append(_column(str(n), obj.index.get_level_values(i).to_series()))
+                col = _column(str(n), obj.index.get_level_values(i).to_series())
+                cols.append(replace(col, flags=col.flags | INDEX))
         return DataInfo(Kind.TABLE, tuple(cols), rows=len(obj))
 
     def buffers(self, obj: Any) -> list[Buffer]:

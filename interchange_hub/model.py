@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from interchange_hub.protocols import CPU, Device
 
 INDEX = frozenset({"index"})  # Column.flags of a pandas index travelling as a column
+NAN_IS_NULL = frozenset({"nan_is_null"})  # float nulls whose values are NaN already
 
 
 class Kind(enum.StrEnum):

@@ -47,8 +47,10 @@ def np_dtype_name(dtype: Any) -> str:
     if kind == "b":
         return "bool"
     if kind in "Mm":
-        unit = dtype.name.split("[")[-1].rstrip("]") if "[" in dtype.name else "ns"
-        return f"{'timestamp' if kind == 'M' else 'duration'}[{unit}]"
+        unit = dtype.name.split("[")[-1].rstrip("]") if "[" in dtype.name else "generic"
+        if unit in ("s", "ms", "us", "ns"):
+            return f"{'timestamp' if kind == 'M' else 'duration'}[{unit}]"
+        return f"numpy_{dtype.name}"  # units Arrow lacks (D, W, M, Y, h, m, generic)
     return {"U": "numpy_str", "S": "numpy_bytes", "O": "object"}.get(kind, str(dtype))
 
 
@@ -100,6 +102,8 @@ def _column_plan(col: Column, dlpack_only: bool) -> tuple[str, list[Copy], list[
     if col.nulls < 0 and (is_numeric(dtype) or dtype == "bool"):
         copies.append(Copy(name, n, UNKNOWN_NULLS))
     if is_numeric(dtype):
+        if col.nulls > 0 and "nan_is_null" in col.flags:
+            return dtype, copies, losses  # the values under the nulls are NaN already
         if col.nulls > 0:
             out = "float64" if is_integer(dtype) else dtype
             copies.append(Copy(name, n, "nulls are filled with NaN"))
@@ -299,11 +303,36 @@ def arrow_to_tensor(value: Any, ctx: Context, dlpack_only: bool) -> Any:
                 f"the data read from the stream cannot become a tensor: {exc}"
             ) from None
         report_losses(losses, "a tensor", ctx.strict)
+    nan_nulls = {c.name for c in info.columns if "nan_is_null" in c.flags}
+    if nan_nulls:
+        data = _drop_validity(data, nan_nulls)
     if info.kind == Kind.COLUMN:
         arr = column_to_ndarray(data, dlpack_only)
     else:
         arr = table_to_ndarray(data, dlpack_only)
     return writable_copy(arr) if ctx.copy else arr
+
+
+def _drop_validity(data: Any, names: set[str]) -> Any:
+    """Float columns without their validity bitmaps (their nulls hold NaN already)."""
+    pa = arrowkit.pa_module()
+
+    def strip(col: Any) -> Any:
+        if not pa.types.is_floating(col.type):
+            return col
+        chunks = [
+            pa.Array.from_buffers(c.type, len(c), [None, c.buffers()[1]], 0, c.offset)
+            for c in col.chunks
+        ]
+        return pa.chunked_array(chunks, type=col.type)
+
+    if isinstance(data, pa.Table):
+        cols = [
+            strip(c) if n in names else c
+            for n, c in zip(data.column_names, data.columns, strict=True)
+        ]
+        return pa.table(cols, names=data.column_names)
+    return strip(arrowkit.as_chunked(data))
 
 
 def writable_copy(arr: Any) -> Any:
@@ -357,6 +386,12 @@ def _vector_copy(dtype: str, contiguous: bool, name: str, nbytes: int) -> list[C
         return [Copy(name, nbytes, "numpy booleans (a byte each) are bit-packed for Arrow")]
     if dtype in ("numpy_str", "numpy_bytes", "object"):
         return [Copy(name, nbytes, f"{dtype} values are encoded as Arrow strings/values")]
+    if dtype == "numpy_datetime64[D]":
+        return [Copy(name, nbytes, "datetime64[D] days are narrowed to Arrow date32")]
+    if dtype.startswith("numpy_"):
+        raise Unroutable(
+            f"Arrow has no type for {dtype[6:]}; cast to datetime64[D] or a unit of s/ms/us/ns"
+        )
     if dtype.startswith("complex"):
         raise Unroutable("Arrow has no complex type")
     if dtype == "bfloat16":
@@ -422,7 +457,8 @@ def estimate_from_tensor(info: DataInfo) -> Estimate:
 
 
 def _arrow_dtype(dtype: str) -> str:
-    return {"numpy_str": "string", "numpy_bytes": "binary"}.get(dtype, dtype)
+    names = {"numpy_str": "string", "numpy_bytes": "binary", "numpy_datetime64[D]": "date32[day]"}
+    return names.get(dtype, dtype)
 
 
 def ndarray_to_arrow(arr: Any) -> Any:

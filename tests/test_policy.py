@@ -162,3 +162,15 @@ def test_copy_true_copies_once_for_tensors(hub: ih.Hub) -> None:
     assert sum(1 for s in plan.steps if s.copies) == 1
     plan = hub.plan(pa.array(np.arange(10.0)), to="torch", copy=True)
     assert sum(1 for s in plan.steps if s.copies) == 1
+
+
+def test_pandas_nan_is_missing_not_lost(hub: ih.Hub) -> None:
+    series = pd.Series(np.random.default_rng(2).standard_normal(1000))
+    series[::7] = np.nan
+    plan = hub.plan(series, to="numpy")
+    assert plan.lossless and plan.zero_copy  # NaN was pandas' missing value all along
+    out = hub.convert(series, to="numpy", copy=False, strict=True)
+    assert out.ctypes.data == series.to_numpy().ctypes.data
+    assert np.array_equal(out, series.to_numpy(), equal_nan=True)
+    # into a table library NaN becomes a proper null
+    assert hub.convert(series, to="polars").null_count() == series.isna().sum()

@@ -19,6 +19,7 @@ from interchange_hub.dependencies import require
 from interchange_hub.hookspecs import hookimpl
 from interchange_hub.model import (
     INDEX,
+    NAN_IS_NULL,
     Column,
     Copy,
     DataInfo,
@@ -108,7 +109,9 @@ def _column(name: str, s: Any) -> Column:
     numpy_backed = not isinstance(s.dtype, _pd().api.extensions.ExtensionDtype)
     cannot_be_null = numpy_backed and s.dtype.kind in "iub"
     nulls = 0 if cannot_be_null or not len(s) else int(s.isna().sum())
-    return Column(name, dtype, int(s.array.nbytes), nulls)
+    # numpy floats mark missing values with NaN; Arrow export turns them into nulls.
+    flags = NAN_IS_NULL if numpy_backed and s.dtype.kind == "f" else frozenset()
+    return Column(name, dtype, int(s.array.nbytes), nulls, flags=flags)
 
 
 def _dtype_name(s: Any) -> str:

@@ -7,6 +7,7 @@ them (pytorch#188023).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub.adapter import DLPACK, Adapter, Buffer, Context, Edge
@@ -52,10 +53,16 @@ class TorchAdapter(Adapter):
         return {_torch().Tensor: Kind.TENSOR}
 
     def describe(self, obj: Any) -> DataInfo:
+        torch = _torch()
         layout = "C" if obj.is_contiguous() else "strided"
-        if obj.dim() > 1 and obj.t().is_contiguous() and not obj.is_contiguous():
-            layout = "F" if obj.dim() == 2 else "strided"
-        col = Column("", _dtype_name(obj.dtype), obj.numel() * obj.element_size(), 0)
+        if obj.dim() == 2 and obj.t().is_contiguous() and not obj.is_contiguous():
+            layout = "F"
+        flags: frozenset[str] = frozenset()
+        if obj.layout != torch.strided:
+            flags = frozenset({"sparse"})
+        elif obj.is_conj() or obj.is_neg():
+            flags = frozenset({"lazy_bit"})
+        col = Column("", _dtype_name(obj.dtype), obj.numel() * obj.element_size(), 0, flags=flags)
         return DataInfo(
             Kind.TENSOR,
             (col,),
@@ -66,10 +73,11 @@ class TorchAdapter(Adapter):
         )
 
     def buffers(self, obj: Any) -> list[Buffer]:
-        if obj.numel() == 0:
+        if obj.numel() == 0 or obj.layout != _torch().strided:
             return []
-        storage = obj.untyped_storage()
-        return [Buffer(storage.data_ptr(), storage.nbytes(), str(_device(obj)))]
+        # The bytes this view spans (torch strides are never negative).
+        span = sum((n - 1) * st for n, st in zip(obj.shape, obj.stride(), strict=True)) + 1
+        return [Buffer(obj.data_ptr(), span * obj.element_size(), str(_device(obj)))]
 
     def edges(self) -> Sequence[Edge]:
         return (
@@ -87,7 +95,15 @@ class TorchAdapter(Adapter):
 
 
 def _export_estimate(ctx: Context) -> Estimate:
-    return Estimate(ctx.info, why="Tensor is a DLPack producer (detached if it needs grad)")
+    info = ctx.info
+    (col,) = info.columns
+    if "sparse" in col.flags:
+        raise Unroutable("sparse tensors have no DLPack export; call .to_dense() first")
+    if "lazy_bit" in col.flags:
+        reason = "torch materialises a conjugate/negative view (resolve_conj/resolve_neg)"
+        out = info.but(columns=(replace(col, flags=frozenset()),), layout="C")
+        return Estimate(out, (Copy("", col.nbytes, reason),), why=reason, copies_all=True)
+    return Estimate(info, why="Tensor is a DLPack producer (detached if it needs grad)")
 
 
 def _export(value: Any, ctx: Context) -> Any:

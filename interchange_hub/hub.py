@@ -15,10 +15,11 @@ from interchange_hub.errors import (
     ProtocolError,
     UnsupportedObjectError,
 )
+from interchange_hub.plans import Request
 from interchange_hub.plugins import make_plugin_manager
 from interchange_hub.protocols import Device, is_arrow, is_dlpack
 from interchange_hub.registry import Registry
-from interchange_hub.router import Request, Router
+from interchange_hub.router import Router
 from interchange_hub.sources import PROTOCOL_SOURCE
 
 if TYPE_CHECKING:
@@ -199,7 +200,8 @@ class Hub:
     def run(self, obj: object, plan: Plan) -> Any:
         """Run a plan made by :meth:`plan_to_node` (or :meth:`plan`, with default options)."""
         source = self._source(obj)[1]
-        return self._router.execute(obj, plan, Request(plan.target), source.is_one_shot(obj))
+        request = plan.request or Request(plan.target)
+        return self._router.execute(obj, plan, request, source.is_one_shot(obj))
 
     def _plan(
         self, obj: object, to: object, copy: bool | None, device: str | Device | None, strict: bool

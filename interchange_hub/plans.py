@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from interchange_hub.model import label
+from interchange_hub.adapter import Context
+from interchange_hub.model import Kind, label
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from interchange_hub.adapter import Edge
     from interchange_hub.model import Copy, DataInfo, Estimate, Loss
+    from interchange_hub.protocols import Device
 
 
 def format_bytes(n: int) -> str:
@@ -24,6 +26,21 @@ def format_bytes(n: int) -> str:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return f"{n} B"  # pragma: no cover
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """What the caller asked for."""
+
+    target: str  # a node: a library name, "arrow" or "dlpack"
+    kind: Kind | None = None
+    target_type: type | None = None
+    copy: bool | None = None
+    device: Device | None = None
+    strict: bool = False
+
+    def context(self, info: DataInfo, fresh: bool = False) -> Context:
+        return Context(info, self.kind, self.target_type, self.copy, self.strict, fresh)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +100,7 @@ class Plan:
     steps: tuple[Step, ...]
     notes: tuple[str, ...] = ()
     deferred: bool = False  # the route is found only when the data is read (see notes)
+    request: Request | None = field(default=None, compare=False, repr=False)
 
     @property
     def zero_copy(self) -> bool:

@@ -15,7 +15,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from interchange_hub.adapter import Adapter, Context, Edge
 from interchange_hub.errors import (
     ConsumedSourceError,
     ConversionError,
@@ -25,29 +24,15 @@ from interchange_hub.errors import (
     report_losses,
 )
 from interchange_hub.model import DataInfo, Kind, Unroutable, label
-from interchange_hub.plans import Plan, Step, format_bytes
+from interchange_hub.plans import Plan, Request, Step, format_bytes
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from interchange_hub.protocols import Device
+    from interchange_hub.adapter import Adapter, Edge
+
 
 MAX_STEPS = 6
-
-
-@dataclass(frozen=True, slots=True)
-class Request:
-    """What the caller asked for."""
-
-    target: str  # a node: a library name, "arrow" or "dlpack"
-    kind: Kind | None = None
-    target_type: type | None = None
-    copy: bool | None = None
-    device: Device | None = None
-    strict: bool = False
-
-    def context(self, info: DataInfo, fresh: bool = False) -> Context:
-        return Context(info, self.kind, self.target_type, self.copy, self.strict, fresh)
 
 
 @dataclass(slots=True)
@@ -88,13 +73,13 @@ class Router:
     ) -> Plan:
         names = (_type_name(obj), _target_name(request))
         if self._is_identity(obj, start, info, request):
-            return Plan(names[0], names[1], info, ())
+            return Plan(names[0], names[1], info, (), request=request)
         if not info.known:
             note = (
                 "the stream's schema shows only once it is read: it is read once into "
                 "Arrow (zero-copy), and the rest of the route is planned then"
             )
-            return Plan(names[0], names[1], info, (), (note,), deferred=True)
+            return Plan(names[0], names[1], info, (), (note,), deferred=True, request=request)
         key = (type(obj), info.signature, request)
         cached = self._cache.get(key)
         if cached is not None:
@@ -204,14 +189,14 @@ class Router:
                 "the result shares read-only memory with the source; writing to it (torch "
                 "ignores the read-only flag) changes the source. Pass copy=True to avoid it"
             )
-        plan = Plan(names[0], names[1], info, tuple(steps), tuple(notes))
+        plan = Plan(names[0], names[1], info, tuple(steps), tuple(notes), request=req)
         if req.strict:
             report_losses(plan.losses, plan.target, strict=True)
         return plan
 
     # -- execution ------------------------------------------------------------------------
     def execute(self, obj: object, plan: Plan, request: Request, one_shot: bool) -> object:
-        if one_shot:
+        if one_shot and plan.steps:
             self._claim(obj)
 
         report_losses(plan.losses, plan.target, strict=False)

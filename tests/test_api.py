@@ -149,3 +149,15 @@ def test_threads_share_one_hub() -> None:
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_run_keeps_the_requested_type(hub: ih.Hub) -> None:
+    table = pa.table({"a": [1, 2]})
+    assert isinstance(hub.run(table, hub.plan(table, to=pl.Series)), pl.Series)
+
+
+def test_torch_views_report_only_their_bytes(hub: ih.Hub) -> None:
+    base = torch.arange(2000, dtype=torch.float64)
+    view = base[1000:]
+    assert sum(b.size for b in hub.buffers(view)) == 8000
+    assert hub.shared_bytes(view, hub.convert(view, to="numpy")) == 8000

@@ -132,3 +132,41 @@ def test_a_library_failure_is_wrapped_with_the_step(hub: ih.Hub) -> None:
 def test_bad_device_string(hub: ih.Hub) -> None:
     with pytest.raises(ih.DeviceError, match="'cpu', 'cuda' or 'cuda:N'"):
         hub.convert(np.arange(3), to="torch", device="gpu-please")
+
+
+def test_repeated_pandas_column_names(hub: ih.Hub) -> None:
+    with pytest.raises(ih.NoRouteError, match=r"repeats column names \(a\)"):
+        hub.convert(pd.DataFrame([[1, 2]], columns=["a", "a"]), to="polars")
+
+
+def test_nested_int128_polars_column(hub: ih.Hub) -> None:
+    df = pl.DataFrame({"l": pl.Series([[1]], dtype=pl.List(pl.Int128))})
+    with pytest.raises(ih.NoRouteError, match=r"column 'l' \(List\(Int128\)\)"):
+        hub.convert(df, to="pyarrow")
+
+
+def test_torch_sparse_and_lazy_bits(hub: ih.Hub) -> None:
+    with pytest.raises(ih.NoRouteError, match=r"to_dense\(\)"):
+        hub.convert(torch.eye(3).to_sparse(), to="numpy")
+    conj = torch.tensor([1 + 2j, 3 - 1j], dtype=torch.complex64).conj()
+    plan = hub.plan(conj, to="numpy")
+    result = hub.convert(conj, to="numpy")
+    assert not plan.zero_copy and hub.shared_bytes(conj, result) == 0
+    assert result.tolist() == [1 - 2j, 3 + 1j]
+
+
+def test_numpy_datetime_units(hub: ih.Hub) -> None:
+    days = np.arange(3).astype("datetime64[D]")
+    assert not hub.plan(days, to="pyarrow").zero_copy
+    assert hub.convert(days, to="pyarrow").type == pa.date32()
+    with pytest.raises(ih.NoRouteError, match=r"datetime64\[Y\]"):
+        hub.convert(np.arange(3).astype("datetime64[Y]"), to="pyarrow")
+
+
+def test_pandas_fixed_offset_is_reported_like_arrow(hub: ih.Hub) -> None:
+    import datetime as dt
+
+    zone = dt.timezone(dt.timedelta(hours=1))
+    frame = pd.DataFrame({"t": pd.date_range("2020", periods=2, tz=zone)})
+    with pytest.raises(ih.LossyConversionError, match=r"tz=\+01:00.*Etc/GMT"):
+        hub.convert(frame, to="polars", strict=True)

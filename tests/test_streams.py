@@ -143,3 +143,9 @@ def test_polars_strings_into_nanoarrow_do_not_crash(hub: ih.Hub) -> None:
 def test_lazyframe_of_in_memory_data_collects_twice(hub: ih.Hub) -> None:
     lazy = hub.convert(pa.table({"a": [1, 2, 3]}), to=pl.LazyFrame)
     assert lazy.collect().height == 3 and lazy.collect().height == 3
+
+
+def test_returning_a_reader_as_is_does_not_consume_it(hub: ih.Hub) -> None:
+    source = CountingReader()
+    assert hub.convert(source.reader, to="pyarrow") is source.reader
+    assert len(hub.convert(source.reader, to="pandas")) == 6

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from interchange_hub import arrowkit
 from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge
 from interchange_hub.dependencies import require
+from interchange_hub.errors import NoRouteError
 from interchange_hub.hookspecs import hookimpl
 from interchange_hub.model import (
     INDEX,
@@ -59,6 +60,12 @@ class PandasAdapter(Adapter):
         if isinstance(obj, pd.Series):
             name = "" if obj.name is None else str(obj.name)
             return DataInfo(Kind.COLUMN, (_column(name, obj),), rows=len(obj))
+        if not obj.columns.is_unique:
+            repeated = sorted({str(n) for n in obj.columns[obj.columns.duplicated()]})
+            raise NoRouteError(
+                f"the DataFrame repeats column names ({', '.join(repeated)}), which Arrow "
+                "export refuses; rename them first (e.g. df.columns = [...])"
+            )
         cols = [_column(str(name), obj[name]) for name in obj.columns]
         if not isinstance(obj.index, pd.RangeIndex):
             names = [
@@ -124,7 +131,9 @@ def _dtype_name(s: Any) -> str:
     if isinstance(dtype, pd.CategoricalDtype):
         return "dictionary"
     if isinstance(dtype, pd.DatetimeTZDtype):
-        return f"timestamp[{dtype.unit}, tz={dtype.tz}]"
+        # Arrow's spelling of the zone ("+01:00" for a fixed offset, not "UTC+01:00").
+        zone = arrowkit.pa_module().lib.tzinfo_to_string(dtype.tz)
+        return f"timestamp[{dtype.unit}, tz={zone}]"
     if isinstance(dtype, pd.api.extensions.ExtensionDtype) and hasattr(dtype, "numpy_dtype"):
         return np_dtype_name(dtype.numpy_dtype)
     if dtype.kind == "O":

@@ -113,11 +113,21 @@ def _arrow_names(schema: Any) -> dict[str, str]:
             names[name] = str(dtype).lower()
         else:
             plain[name] = dtype
-    if plain and installed("pyarrow"):
-        arrow = arrowkit.pa_module().schema(pl.Schema(plain))
-        names.update((f.name, arrowkit.dtype_name(f.type)) for f in arrow)
-    else:
+    if not plain or not installed("pyarrow"):
         names.update((n, str(d).lower()) for n, d in plain.items())
+        return names
+    pa = arrowkit.pa_module()
+    try:
+        arrow = pa.schema(pl.Schema(plain))
+    except Exception:  # noqa: BLE001 - find the column polars cannot export, one by one
+        for name, dtype in plain.items():
+            try:
+                field = pa.schema(pl.Schema({name: dtype})).field(0)
+                names[name] = arrowkit.dtype_name(field.type)
+            except Exception:  # noqa: BLE001
+                names[name] = f"unexportable {dtype}"
+        return names
+    names.update((f.name, arrowkit.dtype_name(f.type)) for f in arrow)
     return names
 
 
@@ -128,6 +138,11 @@ def _export_estimate(ctx: Context) -> Estimate:
             raise Unroutable(
                 f"polars Object column {col.name!r} holds Python objects, which Arrow cannot "
                 "carry (polars would export raw pointers); convert it to a concrete dtype"
+            )
+        if col.dtype.startswith("unexportable"):
+            raise Unroutable(
+                f"column {col.name!r} ({col.dtype.split(' ', 1)[1]}) has no Arrow export in "
+                "polars (128-bit integers inside nested types); cast it first"
             )
         if col.dtype in ("int128", "uint128"):
             raise Unroutable(

@@ -13,7 +13,9 @@ from interchange_hub.dependencies import require
 from interchange_hub.model import Column, DataInfo, Kind
 from interchange_hub.protocols import is_arrow_array, is_arrow_stream
 
-_FLOATS = {"halffloat": "float16", "float": "float32", "double": "float64"}
+# pyarrow's names of the float types, and the hub's.
+FLOAT_NAMES = {"halffloat": "float16", "float": "float32", "double": "float64"}
+ARROW_FLOAT_NAMES = {hub: arrow for arrow, hub in FLOAT_NAMES.items()}
 
 
 def pa_module() -> Any:
@@ -23,7 +25,7 @@ def pa_module() -> Any:
 def dtype_name(arrow_type: Any) -> str:
     """pyarrow's name for a type, with floats spelled ``float16/32/64``."""
     name = str(arrow_type)
-    return _FLOATS.get(name, name)
+    return FLOAT_NAMES.get(name, name)
 
 
 def columns_of_schema(schema: Any) -> tuple[Column, ...]:

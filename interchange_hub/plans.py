@@ -10,8 +10,6 @@ from interchange_hub.adapter import Context
 from interchange_hub.model import Kind, label
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from interchange_hub.adapter import Edge
     from interchange_hub.model import Copy, DataInfo, Estimate, Loss
     from interchange_hub.protocols import Device
@@ -181,7 +179,3 @@ class Plan:
         title = html.escape(f"{self.source} -> {self.target}")
         verdict = "zero-copy" if self.zero_copy else f"copies {format_bytes(self.copied_bytes)}"
         return f"<div><b>Plan {title}</b>: {verdict}<table><tr>{head}</tr>{''.join(rows)}</table></div>"
-
-
-def summarize_copies(copies: Sequence[Copy]) -> str:
-    return "; ".join(f"{label(c.column)}: {c.reason}" for c in copies)

@@ -248,7 +248,7 @@ def _all_ints_with_some_nulls(info: DataInfo, planned: set[str]) -> bool:
 
 def _storage_of(dtype: str) -> str:
     value = dtype.split("value_type=")[1].split(",")[0]
-    return {"double": "float64", "float": "float32", "halffloat": "float16"}.get(value, value)
+    return arrowkit.FLOAT_NAMES.get(value, value)
 
 
 def _shape_of(dtype: str) -> tuple[int, ...]:
@@ -445,7 +445,7 @@ def estimate_from_tensor(info: DataInfo) -> Estimate:
     copies = _vector_copy(dtype, info.layout == "C", TENSOR_NAME, col.nbytes)
     if dtype in ("bool", "numpy_str", "numpy_bytes", "object"):
         raise Unroutable(f"a fixed-shape tensor column cannot hold {dtype} values")
-    value = {"float64": "double", "float32": "float", "float16": "halffloat"}.get(dtype, dtype)
+    value = arrowkit.ARROW_FLOAT_NAMES.get(dtype, dtype)
     ext = f"{FIXED_SHAPE_TENSOR}[value_type={value}, shape=[{','.join(map(str, shape[1:]))}]]>"
     out = DataInfo(Kind.COLUMN, (Column(TENSOR_NAME, ext, col.nbytes, 0),), rows=shape[0])
     return Estimate(

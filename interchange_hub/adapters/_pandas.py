@@ -282,19 +282,9 @@ def _nullable_mapper(arrow_type: Any) -> Any:
 
 def _arrow_backed(arrow_type: Any) -> Any:
     """pandas' ArrowDtype for types numpy cannot hold faithfully (else None)."""
-    pa = arrowkit.pa_module()
-    t = pa.types
-    faithful_elsewhere = not (
-        t.is_decimal(arrow_type)
-        or t.is_date(arrow_type)
-        or t.is_time(arrow_type)
-        or t.is_list(arrow_type)
-        or t.is_large_list(arrow_type)
-        or t.is_fixed_size_list(arrow_type)
-        or t.is_struct(arrow_type)
-        or t.is_map(arrow_type)
-    )
-    return None if faithful_elsewhere else _pd().ArrowDtype(arrow_type)
+    if _ARROW_BACKED.match(arrowkit.dtype_name(arrow_type)):
+        return _pd().ArrowDtype(arrow_type)
+    return None
 
 
 def _to_frame(table: Any, copy: bool | None) -> Any:

@@ -1,0 +1,70 @@
+"""Protocol helpers: devices and their ids, capsule names, the stream wrapper."""
+
+from __future__ import annotations
+
+import nanoarrow as na
+import pyarrow as pa
+import pytest
+
+import interchange_hub as ih
+from interchange_hub.protocols import (
+    ARROW_ARRAY_STREAM,
+    ARROW_SCHEMA,
+    CPU,
+    ArrowStreamProducer,
+    Device,
+    DeviceType,
+    capsule_name,
+    check_capsule,
+    has_dunder,
+)
+
+
+def test_device_parsing_and_names() -> None:
+    assert Device.parse("cpu") == CPU and str(CPU) == "cpu"
+    assert Device.parse("cuda") == Device(DeviceType.CUDA, 0)
+    assert str(Device.parse("CUDA:3")) == "cuda:3"
+    with pytest.raises(ih.DeviceError):
+        Device.parse("tpu:0")
+
+
+def test_cpu_device_id_is_normalised_as_arrow_does() -> None:
+    # Arrow writes -1 for the CPU, DLPack 0; any id read for the CPU means the CPU.
+    for device_id in (-1, 0, 7):
+        assert Device.from_arrow(1, device_id) == CPU
+    assert CPU.arrow_id == -1 and CPU.dlpack == (1, 0)
+    gpu = Device.from_arrow(2, 1)
+    assert gpu.arrow_id == 1 and gpu.dlpack == (2, 1)
+    assert Device.from_dlpack((1, 0)) == CPU
+
+
+def test_capsule_names() -> None:
+    schema, array = pa.array([1]).__arrow_c_array__()
+    assert capsule_name(schema) == ARROW_SCHEMA and capsule_name(object()) is None
+    check_capsule(schema, ARROW_SCHEMA, "producer")
+    with pytest.raises(ih.ProtocolError, match="'arrow_array' where the protocol requires"):
+        check_capsule(array, ARROW_SCHEMA, "producer")
+
+
+def test_dunder_probing_never_runs_getattr() -> None:
+    class Lazy:
+        def __getattr__(self, name: str) -> object:
+            raise AssertionError("probing must not call __getattr__")
+
+    assert not has_dunder(Lazy(), "__arrow_c_stream__")
+    assert has_dunder(pa.table({"a": [1]}), "__arrow_c_stream__")
+
+
+def test_stream_producer_drops_a_rejected_requested_schema() -> None:
+    # nanoarrow raises NotImplementedError for any requested_schema: retry without it.
+    stream = na.ArrayStream(pa.table({"a": [1, 2]}))
+    requested = pa.schema([("a", pa.int32())]).__arrow_c_schema__()
+    capsule = ArrowStreamProducer(stream).__arrow_c_stream__(requested)
+    assert capsule_name(capsule) == ARROW_ARRAY_STREAM
+    table = pa.RecordBatchReader._import_from_c_capsule(capsule).read_all()
+    assert table.column("a").to_pylist() == [1, 2]
+
+
+def test_registry_records_which_plugin_gave_each_adapter(hub: ih.Hub) -> None:
+    records = {r.adapter.name: r.plugin for r in hub.registry.records()}
+    assert records["polars"] == "interchange_hub.adapters._polars"

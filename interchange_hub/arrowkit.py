@@ -32,9 +32,15 @@ def columns_of_schema(schema: Any) -> tuple[Column, ...]:
     return tuple(Column(f.name, dtype_name(f.type)) for f in schema)
 
 
+SLICED = frozenset({"sliced"})  # a chunk starts at a non-zero offset into its buffers
+
+
 def _column(name: str, arr: Any) -> Column:
-    chunks = getattr(arr, "num_chunks", 1)
-    return Column(name, dtype_name(arr.type), int(arr.nbytes), int(arr.null_count), chunks)
+    parts = arr.chunks if hasattr(arr, "chunks") else [arr]
+    flags = SLICED if any(c.offset for c in parts) else frozenset()
+    return Column(
+        name, dtype_name(arr.type), int(arr.nbytes), int(arr.null_count), len(parts), flags
+    )
 
 
 def describe_table(table: Any) -> DataInfo:
@@ -85,6 +91,8 @@ def _array_ranges(pa: Any, arr: Any) -> list[Buffer]:
     bufs = arr.buffers()
     if pa.types.is_boolean(typ):
         return [_bitmap(b, off, n) for b in bufs if b is not None]
+    if pa.types.is_dictionary(typ):
+        return _array_ranges(pa, arr.indices) + _array_ranges(pa, arr.dictionary)
     width = typ.bit_width if pa.types.is_primitive(typ) else 0
     validity = [_bitmap(bufs[0], off, n)] if bufs and bufs[0] is not None else []
     if pa.types.is_struct(typ):

@@ -157,6 +157,8 @@ class Hub:
 
     def shared_bytes(self, a: object, b: object) -> int:
         """How many bytes of ``a``'s buffers lie inside ``b``'s buffers."""
+        if a is b:
+            return sum(buf.size for buf in self.buffers(a))
         others = self.buffers(b)
         total = 0
         for buf in self.buffers(a):

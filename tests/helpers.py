@@ -113,3 +113,13 @@ def values(obj: Any) -> Any:
 def matrix_of(table: pa.Table) -> list[list[Any]]:
     rows: list[list[Any]] = np.column_stack([c.to_numpy() for c in table.columns]).tolist()
     return rows
+
+
+def assert_claim_holds(hub: Any, plan: Any, src: Any, result: Any) -> None:
+    """A zero-copy plan leaves every source byte inside the result; a copying plan not."""
+    total = sum(b.size for b in hub.buffers(src))
+    shared = hub.shared_bytes(src, result)
+    if plan.zero_copy:
+        assert shared >= total, f"plan claims zero-copy but {shared}/{total} bytes shared\n{plan}"
+    elif total:
+        assert shared < total, f"plan claims a copy but all {total} bytes are shared\n{plan}"

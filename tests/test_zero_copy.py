@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 
 import interchange_hub as ih
+from tests.helpers import assert_claim_holds
 
 
 def arrow_data_address(obj: pa.Array | pa.ChunkedArray) -> int:
@@ -126,3 +127,15 @@ def test_polars_enum_shares_and_categorical_copies(hub: ih.Hub) -> None:
         assert plan.zero_copy is zero_copy
         total = sum(b.size for b in hub.buffers(series))
         assert (hub.shared_bytes(series, result) >= total) is zero_copy
+
+
+def test_small_copies_are_claimed_too(hub: ih.Hub) -> None:
+    """Validity bitmaps rebuilt from pandas masks or for sliced columns are copies."""
+    masked = pd.DataFrame({"n": pd.array([1, None, 3] * 100, dtype="Int64")})
+    unmasked = pd.DataFrame({"n": pd.array([1, 2, 3] * 100, dtype="Int64")})
+    sliced = pa.table({"x": pa.array(np.arange(1000), mask=np.arange(1000) % 7 == 0)[3:]})
+    cases = [(masked, "pyarrow", False), (unmasked, "pyarrow", True), (sliced, "polars", False)]
+    for src, dst, zero_copy in cases:
+        plan = hub.plan(src, to=dst)
+        assert plan.zero_copy is zero_copy, str(plan)
+        assert_claim_holds(hub, plan, src, hub.convert(src, to=dst))

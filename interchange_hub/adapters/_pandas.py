@@ -118,6 +118,8 @@ def _column(name: str, s: Any) -> Column:
     nulls = 0 if cannot_be_null or not len(s) else int(s.isna().sum())
     # numpy floats mark missing values with NaN; Arrow export turns them into nulls.
     flags = NAN_IS_NULL if numpy_backed and s.dtype.kind == "f" else frozenset()
+    if hasattr(s.array, "_mask"):
+        flags = MASKED
     return Column(name, dtype, int(s.array.nbytes), nulls, flags=flags)
 
 
@@ -141,6 +143,8 @@ def _dtype_name(s: Any) -> str:
         return "py:" + _INFERRED.get(inferred, "objects")
     return np_dtype_name(dtype)
 
+
+MASKED = frozenset({"masked"})  # pandas' nullable dtypes: data plus a byte-per-value mask
 
 # What pyarrow makes of an object column, by pandas' inferred type; such columns are
 # described as "py:<type>". Mixed integers and strings have no Arrow type; other
@@ -166,6 +170,8 @@ def _array_buffers(arr: Any) -> list[Buffer]:
     found = []
     for attr in ("_ndarray", "_data", "_mask", "_codes"):
         part = getattr(arr, attr, None)
+        if attr == "_mask" and part is not None and not part.any():
+            continue  # an all-False mask carries nothing: Arrow simply drops it
         if part is not None and hasattr(part, "ctypes"):
             found += ndarray_buffers(part)
     return found
@@ -181,6 +187,9 @@ def _export_estimate(ctx: Context) -> Estimate:
             )
         if col.dtype == "bool":
             copies.append(Copy(col.name, col.nbytes, "numpy booleans are bit-packed for Arrow"))
+        elif "masked" in col.flags and col.nulls > 0:
+            reason = "pandas' mask (a byte per value) becomes an Arrow validity bitmap"
+            copies.append(Copy(col.name, max(ctx.info.rows, 0), reason))
         elif col.dtype.startswith("py:"):
             copies.append(Copy(col.name, col.nbytes, "Python objects are encoded as Arrow values"))
     out = ctx.info.but(columns=tuple(_exported(c) for c in ctx.info.columns))

@@ -193,6 +193,9 @@ def _import_estimate(ctx: Context) -> Estimate:
         reason = _import_copy_reason(col.dtype)
         if reason:
             copies.append(Copy(col.name, col.nbytes, reason))
+        elif col.nulls > 0 and "sliced" in col.flags:
+            reason = "polars rebuilds the validity bitmap of a sliced column with nulls"
+            copies.append(Copy(col.name, max(info.rows, 0) // 8 + 1, reason))
         if "tz=+" in col.dtype or "tz=-" in col.dtype:
             losses.append(
                 Loss(

@@ -85,11 +85,11 @@ class Router:
         if cached is not None:
             steps = self._replay(cached, info, request)
             if steps is not None:
-                return self._finish(names, info, steps, request)
+                return self._finish(names, info, steps, request, source.is_one_shot(obj))
         route = self._search(start, info, request)
         with self._lock:
             self._cache[key] = tuple(s.edge for s in route.steps)
-        return self._finish(names, info, route.steps, request)
+        return self._finish(names, info, route.steps, request, source.is_one_shot(obj))
 
     def _is_identity(self, obj: object, start: str, info: DataInfo, req: Request) -> bool:
         if start != req.target or req.copy:
@@ -173,7 +173,12 @@ class Router:
         )
 
     def _finish(
-        self, names: tuple[str, str], info: DataInfo, steps: list[Step], req: Request
+        self,
+        names: tuple[str, str],
+        info: DataInfo,
+        steps: list[Step],
+        req: Request,
+        one_shot: bool,
     ) -> Plan:
         notes = []
         last = steps[-1].before if steps else info
@@ -182,7 +187,7 @@ class Router:
                 f"{names[1]} holds one column but the data is a table of "
                 f"{len(last.data_columns)} columns; select one column first"
             )
-        if info.kind == Kind.STREAM:
+        if one_shot:
             notes.append("the source is a one-shot stream: converting it consumes it")
         if _aliases_readonly(steps):
             notes.append(

@@ -149,3 +149,12 @@ def test_returning_a_reader_as_is_does_not_consume_it(hub: ih.Hub) -> None:
     source = CountingReader()
     assert hub.convert(source.reader, to="pyarrow") is source.reader
     assert len(hub.convert(source.reader, to="pandas")) == 6
+
+
+def test_a_stream_of_plain_arrays_is_a_one_shot_column(hub: ih.Hub) -> None:
+    stream = hub.convert(pa.array([1.0, 2.0]), to=na.ArrayStream)
+    plan = hub.plan(stream, to="torch")
+    assert any("one-shot" in n for n in plan.notes)
+    assert hub.convert(stream, to="torch").tolist() == [1.0, 2.0]
+    with pytest.raises(ih.ConsumedSourceError):
+        hub.convert(stream, to="polars")

@@ -43,10 +43,13 @@ class NanoarrowAdapter(Adapter):
         na = _na()
         is_table = obj.schema.type == na.Type.STRUCT
         if isinstance(obj, na.ArrayStream):
-            if installed("pyarrow"):
-                schema = arrowkit.pa_module().schema(obj.schema)
-                return arrowkit.describe_schema(schema, Kind.STREAM)
-            return DataInfo(Kind.STREAM)
+            if not installed("pyarrow"):
+                return DataInfo(Kind.STREAM, known=False)
+            pa = arrowkit.pa_module()
+            if is_table:
+                return arrowkit.describe_schema(pa.schema(obj.schema), Kind.STREAM)
+            # A stream of plain arrays is one column, read whole when converted.
+            return arrowkit.describe_schema(pa.schema([pa.field(obj.schema)]), Kind.COLUMN)
         if installed("pyarrow"):
             col = arrowkit.pa_module().chunked_array(obj)
             if is_table:

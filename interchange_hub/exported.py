@@ -153,6 +153,8 @@ def make_export(hub: Hub, obj: object) -> Exported:
             if not isinstance(exc, NoRouteError):
                 raise
             reasons.append(f"{node}: {exc}")
+    # A stream of unknown schema cannot promise more than its own Arrow stream.
+    plans = {node: plan for node, plan in plans.items() if not plan.deferred}
     if not plans:
         raise NoRouteError(
             f"{type(obj).__name__} reaches no interchange protocol: " + "; ".join(reasons)

@@ -13,7 +13,7 @@ from interchange_hub import arrowkit, tensorkit
 from interchange_hub.adapter import Adapter, Buffer
 from interchange_hub.dependencies import installed
 from interchange_hub.errors import ProtocolError
-from interchange_hub.model import DataInfo, Kind
+from interchange_hub.model import Column, DataInfo, Kind
 from interchange_hub.protocols import (
     ARROW_ARRAY,
     ARROW_SCHEMA,
@@ -41,9 +41,11 @@ class ProtocolSource(Adapter):
             try:
                 arr = tensorkit.np_module().from_dlpack(obj)
             except (BufferError, RuntimeError, TypeError, ValueError):
-                return DataInfo(Kind.TENSOR, device=device)  # e.g. bfloat16: numpy can't look
-            return tensorkit.describe_ndarray(arr)
-        return DataInfo(Kind.TENSOR, device=device)
+                arr = None  # e.g. bfloat16: numpy cannot look inside
+            if arr is not None:
+                return tensorkit.describe_ndarray(arr)
+        unknown = Column("", tensorkit.UNREADABLE)
+        return DataInfo(Kind.TENSOR, (unknown,), device=device, layout="C")
 
     def _describe_arrow(self, obj: Any) -> DataInfo:
         if not installed("pyarrow"):

@@ -31,6 +31,7 @@ from interchange_hub.protocols import CPU, Device
 TENSOR_NAME = ""  # the column name of a 1-D tensor
 UNKNOWN_NULLS = "nulls are unknown until the stream is read"
 COPY_TRUE = "copy=True: a new writable array"
+UNREADABLE = "unknown (numpy cannot read this DLPack tensor)"
 FIXED_SHAPE_TENSOR = "extension<arrow.fixed_shape_tensor"
 
 
@@ -66,7 +67,9 @@ def layout_of(arr: Any) -> str:
 
 
 def describe_ndarray(arr: Any, device: Device = CPU) -> DataInfo:
-    col = Column(TENSOR_NAME, np_dtype_name(arr.dtype), int(arr.nbytes), 0)
+    mask = getattr(arr, "mask", None)  # numpy.ma.MaskedArray
+    nulls = int(np_module().count_nonzero(mask)) if mask is not None else 0
+    col = Column(TENSOR_NAME, np_dtype_name(arr.dtype), int(arr.nbytes), nulls)
     return DataInfo(
         Kind.TENSOR,
         (col,),
@@ -394,8 +397,6 @@ def _vector_copy(dtype: str, contiguous: bool, name: str, nbytes: int) -> list[C
         )
     if dtype.startswith("complex"):
         raise Unroutable("Arrow has no complex type")
-    if dtype == "bfloat16":
-        raise Unroutable("Arrow and numpy have no bfloat16; cast to float32 first")
     if not contiguous:
         return [Copy(name, nbytes, "Arrow arrays must be contiguous; the strided data is gathered")]
     return []
@@ -407,17 +408,20 @@ def estimate_from_tensor(info: DataInfo) -> Estimate:
         raise Unroutable(f"the data is on {info.device}; Arrow data must be on the CPU")
     (col,) = info.columns
     shape, dtype = info.shape, col.dtype
+    if dtype in ("bfloat16", UNREADABLE):
+        raise Unroutable(f"Arrow and numpy cannot hold this tensor ({dtype}); cast it first")
     if len(shape) == 0:
         raise Unroutable("a 0-d tensor (a scalar) is neither a column nor a table")
     if len(shape) == 1:
-        copies = _vector_copy(dtype, info.layout == "C", TENSOR_NAME, col.nbytes)
-        out = DataInfo(
-            Kind.COLUMN, (Column(TENSOR_NAME, _arrow_dtype(dtype), col.nbytes, 0),), rows=shape[0]
-        )
-        why = (
-            "contiguous buffer wrapped as an Arrow array" if not copies else "1-D tensor -> column"
-        )
-        return Estimate(out, tuple(copies), why=why, copies_all=bool(copies))
+        data_copies = _vector_copy(dtype, info.layout == "C", TENSOR_NAME, col.nbytes)
+        copies = list(data_copies)
+        if col.nulls > 0:  # a numpy.ma.MaskedArray
+            reason = "the numpy mask becomes an Arrow validity bitmap"
+            copies.append(Copy(TENSOR_NAME, shape[0], reason))
+        column = Column(TENSOR_NAME, _arrow_dtype(dtype), col.nbytes, max(col.nulls, 0))
+        out = DataInfo(Kind.COLUMN, (column,), rows=shape[0])
+        why = "1-D tensor -> column" if copies else "contiguous buffer wrapped as an Arrow array"
+        return Estimate(out, tuple(copies), why=why, copies_all=bool(data_copies))
     if len(shape) == 2:
         per_col = col.nbytes // max(shape[1], 1)
         names = [f"column_{i}" for i in range(shape[1])]

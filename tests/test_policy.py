@@ -174,3 +174,18 @@ def test_pandas_nan_is_missing_not_lost(hub: ih.Hub) -> None:
     assert np.array_equal(out, series.to_numpy(), equal_nan=True)
     # into a table library NaN becomes a proper null
     assert hub.convert(series, to="polars").null_count() == series.isna().sum()
+
+
+def test_numpy_masked_arrays_keep_or_report_their_mask(hub: ih.Hub) -> None:
+    masked = np.ma.masked_array([1.0, 2.0, 3.0], mask=[False, True, False])
+    assert hub.convert(masked, to="polars").to_list() == [1.0, None, 3.0]
+    assert not hub.plan(masked, to="pyarrow").zero_copy  # the mask becomes a bitmap
+    with pytest.warns(ih.LossyConversionWarning):
+        hub.convert(masked, to="torch")
+
+
+def test_copy_true_pandas_categoricals_are_writable(hub: ih.Hub) -> None:
+    frame = pd.DataFrame({"c": pd.Categorical(["a", "b", "a"])})
+    out = hub.convert(frame, to="pandas", copy=True)
+    out.iloc[0, 0] = "b"
+    assert out["c"].tolist() == ["b", "b", "a"] and frame["c"].tolist() == ["a", "b", "a"]

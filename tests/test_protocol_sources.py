@@ -100,3 +100,16 @@ def test_negative_strides_from_any_dlpack_producer_are_normalised(hub: ih.Hub) -
     t = hub.convert(DLPackOnly(reversed_view), to="torch")
     assert t.tolist() == [4.0, 3.0, 2.0, 1.0, 0.0]
     assert not hub.plan(DLPackOnly(reversed_view), to="torch").zero_copy
+
+
+def test_dlpack_producer_numpy_cannot_read(hub: ih.Hub) -> None:
+    bf16 = torch.ones(3, dtype=torch.bfloat16)
+    assert hub.convert(DLPackOnly(bf16), to="torch").dtype == torch.bfloat16
+    with pytest.raises(ih.NoRouteError, match="cast it first"):
+        hub.convert(DLPackOnly(bf16), to="numpy")
+
+
+def test_export_of_an_unknown_stream_offers_only_its_stream(hub: ih.Hub) -> None:
+    exported = hub.export(StreamOnly(TABLE))
+    assert not hasattr(exported, "__dlpack__")
+    assert pa.table(exported).num_rows == 3

@@ -31,8 +31,7 @@ def _from_dlpack_estimate(ctx: Context) -> Estimate:
     info = ctx.info
     if info.kind != Kind.TENSOR:
         raise Unroutable("only tensors come out of DLPack")
-    if info.columns and info.columns[0].dtype == "bfloat16":
-        raise Unroutable("Arrow has no bfloat16; cast to float32 first")
+
     return tensorkit.estimate_from_tensor(info)
 
 

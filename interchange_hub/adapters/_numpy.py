@@ -7,12 +7,13 @@ columns their richer types (datetime64 instead of int64).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import tensorkit
 from interchange_hub.adapter import ARROW, DLPACK, Adapter, Buffer, Context, Edge
 from interchange_hub.hookspecs import hookimpl
-from interchange_hub.model import Copy, DataInfo, Estimate, Kind, Unroutable
+from interchange_hub.model import Copy, DataInfo, Estimate, Kind, Loss, Unroutable
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -67,7 +68,16 @@ def _export_estimate(ctx: Context) -> Estimate:
     (col,) = ctx.info.columns
     if not tensorkit.dlpack_dtype(col.dtype):
         raise Unroutable(f"DLPack cannot carry {col.dtype}")
-    return Estimate(ctx.info, why="ndarray is a DLPack producer")
+    losses: tuple[Loss, ...] = ()
+    if col.nulls > 0:  # a numpy.ma.MaskedArray: DLPack has no mask
+        lost = "the mask is dropped; masked slots keep whatever values lie under them"
+        losses = (Loss("", f"{col.dtype} with {col.nulls} masked", col.dtype, lost),)
+    return Estimate(
+        ctx.info.but(columns=(replace(col, nulls=0),)),
+        (),
+        losses,
+        why="ndarray is a DLPack producer",
+    )
 
 
 def _identity(value: Any, ctx: Context) -> Any:
@@ -80,8 +90,8 @@ def _import_estimate(ctx: Context) -> Estimate:
         raise Unroutable("only tensors travel through DLPack")
     if not info.device.is_cpu:
         raise Unroutable(f"numpy holds CPU memory only; the data is on {info.device}")
-    if info.columns and info.columns[0].dtype == "bfloat16":
-        raise Unroutable("numpy has no bfloat16; cast to float32 first")
+    if info.columns and info.columns[0].dtype in ("bfloat16", tensorkit.UNREADABLE):
+        raise Unroutable(f"numpy cannot hold this tensor ({info.columns[0].dtype}); cast it first")
     if ctx.copy:
         copies = () if ctx.fresh else (Copy("", info.nbytes, tensorkit.COPY_TRUE),)
         why = "copy=True: a new writable array" if copies else "already new memory"

@@ -309,7 +309,16 @@ def _to_frame(table: Any, copy: bool | None) -> Any:
     for i in needs_mask:
         series = table.column(i).to_pandas(types_mapper=_nullable_mapper)
         frame.insert(i, table.column_names[i], series.array)
+    if copy:
+        for i in range(frame.shape[1]):
+            if _read_only(frame.iloc[:, i].array):  # e.g. categorical codes viewing Arrow
+                frame.isetitem(i, frame.iloc[:, i].copy(deep=True))
     return frame
+
+
+def _read_only(arr: Any) -> bool:
+    parts = (getattr(arr, attr, None) for attr in ("_ndarray", "_data", "_codes"))
+    return any(p is not None and hasattr(p, "flags") and not p.flags.writeable for p in parts)
 
 
 def _import(value: Any, ctx: Context) -> Any:
@@ -321,7 +330,7 @@ def _import(value: Any, ctx: Context) -> Any:
         if want == Kind.TABLE:
             return _to_frame(arrowkit.table_from_column(col, name), ctx.copy)
         series = col.to_pandas(types_mapper=_nullable_mapper if col.null_count else _arrow_backed)
-        if ctx.copy and not series.array.__class__.__name__.startswith("Arrow"):
+        if ctx.copy and _read_only(series.array):
             series = series.copy(deep=True)  # to_pandas may hand out a read-only view
         return series.rename(name or None)
     frame = _to_frame(arrowkit.read_table(value), ctx.copy)

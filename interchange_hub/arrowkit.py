@@ -94,7 +94,9 @@ def _array_ranges(pa: Any, arr: Any) -> list[Buffer]:
     if pa.types.is_dictionary(typ):
         return _array_ranges(pa, arr.indices) + _array_ranges(pa, arr.dictionary)
     width = typ.bit_width if pa.types.is_primitive(typ) else 0
-    validity = [_bitmap(bufs[0], off, n)] if bufs and bufs[0] is not None else []
+    # A bitmap of a slice without nulls says nothing: consumers may drop it.
+    has_validity = bool(bufs) and bufs[0] is not None and arr.null_count > 0
+    validity = [_bitmap(bufs[0], off, n)] if has_validity else []
     if pa.types.is_struct(typ):
         return validity + [b for child in arr.flatten() for b in _array_ranges(pa, child)]
     if width and width % 8 == 0 and len(bufs) == 2:
@@ -163,18 +165,28 @@ def column_from_table(table: Any) -> Any:
 
 
 def _without_views(pa: Any, typ: Any) -> Any:
+    t = pa.types
     if typ == pa.string_view():
         return pa.large_string()
     if typ == pa.binary_view():
         return pa.large_binary()
-    if pa.types.is_dictionary(typ):
+    if t.is_dictionary(typ):
         return pa.dictionary(typ.index_type, _without_views(pa, typ.value_type), typ.ordered)
-    if pa.types.is_list(typ):
+    if t.is_list(typ) or t.is_list_view(typ):
         return pa.list_(typ.value_field.with_type(_without_views(pa, typ.value_type)))
-    if pa.types.is_large_list(typ):
+    if t.is_large_list(typ) or t.is_large_list_view(typ):
         return pa.large_list(typ.value_field.with_type(_without_views(pa, typ.value_type)))
-    if pa.types.is_struct(typ):
+    if t.is_fixed_size_list(typ):
+        field = typ.value_field.with_type(_without_views(pa, typ.value_type))
+        return pa.list_(field, typ.list_size)
+    if t.is_map(typ):
+        key = typ.key_field.with_type(_without_views(pa, typ.key_type))
+        item = typ.item_field.with_type(_without_views(pa, typ.item_type))
+        return pa.map_(key, item, typ.keys_sorted)
+    if t.is_struct(typ):
         return pa.struct([f.with_type(_without_views(pa, f.type)) for f in typ])
+    if t.is_run_end_encoded(typ):
+        return _without_views(pa, typ.value_type)  # decoded: nanoarrow reads plain arrays
     return typ
 
 
@@ -192,6 +204,13 @@ def without_views(data: Any) -> Any:
         return data if schema == data.schema else data.cast(schema)
     typ = _without_views(pa, data.type)
     return data if typ == data.type else data.cast(typ)
+
+
+def views_left(data: Any) -> bool:
+    """Whether any view type survived :func:`without_views` (unions, for instance)."""
+    pa = pa_module()
+    schema = data.schema if hasattr(data, "schema") else pa.schema([pa.field("", data.type)])
+    return any(has_views(str(f.type)) for f in schema)
 
 
 def has_views(dtype: str) -> bool:

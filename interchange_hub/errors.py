@@ -5,7 +5,8 @@ Every error a user can hit derives from :class:`InterchangeError`::
     InterchangeError
     ├── UnsupportedObjectError (also TypeError)   no adapter or protocol recognises the object
     ├── UnknownTargetError (also ValueError)      ``to=`` names no known library or type
-    ├── DeviceError (also ValueError)             a device is misspelled or not available
+    ├── InvalidOptionError (also ValueError)      an option has a value the hub does not take
+    │   └── DeviceError                           a device is misspelled or not available
     ├── NoRouteError                              no chain of adapters can produce the target
     │   └── CopyRequiredError                     only routes that copy exist, and copy=False
     ├── LossyConversionError                      strict=True and a step would lose information
@@ -61,7 +62,11 @@ class UnknownTargetError(InterchangeError, ValueError):
         )
 
 
-class DeviceError(InterchangeError, ValueError):
+class InvalidOptionError(InterchangeError, ValueError):
+    """An option (``copy=``, ``strict=``, ``device=``) has a value the hub does not take."""
+
+
+class DeviceError(InvalidOptionError):
     """A device name cannot be parsed, or the device is not available."""
 
 

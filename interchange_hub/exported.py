@@ -14,7 +14,14 @@ from interchange_hub import arrowkit
 from interchange_hub.adapter import ARROW, DLPACK
 from interchange_hub.errors import InterchangeError, NoRouteError
 from interchange_hub.model import Kind
-from interchange_hub.protocols import CPU, DLPACK_MAX_VERSION, is_arrow_array, is_arrow_stream
+from interchange_hub.protocols import (
+    CPU,
+    DLPACK_MAX_VERSION,
+    ArrowStreamProducer,
+    has_dunder,
+    is_arrow_array,
+    is_arrow_stream,
+)
 
 if TYPE_CHECKING:
     from interchange_hub.hub import Hub
@@ -52,8 +59,8 @@ class Exported:
         return f"<Exported {type(self._obj).__name__} via {', '.join(self._plans)}>"
 
 
-def _arrow_table_like(self: Exported) -> Any:
-    value = self._value(ARROW)
+def _materialise(self: Exported, value: Any) -> Any:
+    """The Arrow data ``value`` produces, read once: a ChunkedArray or a Table."""
     if self._plans[ARROW].result.kind == Kind.COLUMN:
         return arrowkit.as_chunked(value)
     return arrowkit.read_table(value)
@@ -62,26 +69,36 @@ def _arrow_table_like(self: Exported) -> Any:
 def _arrow_c_stream(self: Exported, requested_schema: object | None = None) -> object:
     value = self._value(ARROW)
     if not is_arrow_stream(value):
-        value = _arrow_table_like(self)
-    return value.__arrow_c_stream__(requested_schema)
+        value = _materialise(self, value)
+    return ArrowStreamProducer(value).__arrow_c_stream__(requested_schema)
 
 
 def _contiguous(self: Exported) -> Any:
     value = self._value(ARROW)
     if is_arrow_array(value):
         return value
-    data = _arrow_table_like(self)
-    if self._plans[ARROW].result.kind == Kind.COLUMN:
+    data = _materialise(self, value)
+    if isinstance(data, arrowkit.pa_module().ChunkedArray):
         return data.combine_chunks()
     return arrowkit.single_batch(data)
 
 
 def _arrow_c_array(self: Exported, requested_schema: object | None = None) -> object:
-    return _contiguous(self).__arrow_c_array__(requested_schema)
+    data = _contiguous(self)
+    if requested_schema is None:
+        return data.__arrow_c_array__()
+    try:
+        return data.__arrow_c_array__(requested_schema)
+    except (NotImplementedError, TypeError):  # nanoarrow refuses any requested_schema
+        return data.__arrow_c_array__()
 
 
 def _arrow_c_schema(self: Exported) -> object:
-    data = _arrow_table_like(self)
+    if self._hub.is_one_shot(self._obj):
+        schema = getattr(self._obj, "schema", None)  # a reader knows it without being read
+        if schema is not None and has_dunder(schema, "__arrow_c_schema__"):
+            return schema.__arrow_c_schema__()
+    data = _materialise(self, self._value(ARROW))
     pa = arrowkit.pa_module()
     if isinstance(data, pa.ChunkedArray):
         return pa.field("", data.type).__arrow_c_schema__()

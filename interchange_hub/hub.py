@@ -11,6 +11,7 @@ from interchange_hub.dependencies import installed
 from interchange_hub.errors import (
     ConversionError,
     InterchangeError,
+    InvalidOptionError,
     MissingDependencyError,
     ProtocolError,
     UnsupportedObjectError,
@@ -151,6 +152,10 @@ class Hub:
                 f"{type(exc).__name__}: {exc}. If the object is valid, report this as a bug"
             ) from exc
 
+    def is_one_shot(self, obj: object) -> bool:
+        """Whether converting ``obj`` consumes it (a reader-like stream)."""
+        return self._source(obj)[1].is_one_shot(obj)
+
     def buffers(self, obj: object) -> list[Buffer]:
         """The memory ranges ``obj`` uses, as its adapter reports them."""
         return self._source(obj)[1].buffers(obj)
@@ -186,6 +191,11 @@ class Hub:
     def _request(
         self, to: object, copy: bool | None, device: str | Device | None, strict: bool
     ) -> Request:
+        if copy not in (None, True, False) or strict not in (True, False):
+            raise InvalidOptionError(
+                f"copy must be None, True or False and strict True or False (got copy={copy!r}, "
+                f"strict={strict!r})"
+            )
         adapter, kind, cls = self.registry.resolve_target(to)
         if not installed(adapter.module):
             raise MissingDependencyError(

@@ -182,7 +182,8 @@ class Router:
     ) -> Plan:
         notes = []
         last = steps[-1].before if steps else info
-        if req.kind == Kind.COLUMN and last.kind == Kind.TABLE and len(last.data_columns) != 1:
+        table_like = last.kind in (Kind.TABLE, Kind.STREAM)
+        if req.kind == Kind.COLUMN and table_like and len(last.data_columns) != 1:
             raise NoRouteError(
                 f"{names[1]} holds one column but the data is a table of "
                 f"{len(last.data_columns)} columns; select one column first"

@@ -43,7 +43,9 @@ def np_module() -> Any:
 def np_dtype_name(dtype: Any) -> str:
     """The hub's name for a numpy dtype."""
     kind = dtype.kind
-    if kind in "iufc":
+    if not dtype.isnative:
+        return f"numpy_non-native {dtype.str}"
+    if kind in "iufc" and dtype.name not in ("float128", "longdouble", "complex256", "clongdouble"):
         return str(dtype.name)
     if kind == "b":
         return "bool"
@@ -52,7 +54,7 @@ def np_dtype_name(dtype: Any) -> str:
         if unit in ("s", "ms", "us", "ns"):
             return f"{'timestamp' if kind == 'M' else 'duration'}[{unit}]"
         return f"numpy_{dtype.name}"  # units Arrow lacks (D, W, M, Y, h, m, generic)
-    return {"U": "numpy_str", "S": "numpy_bytes", "O": "object"}.get(kind, str(dtype))
+    return {"U": "numpy_str", "S": "numpy_bytes", "O": "object"}.get(kind, f"numpy_{dtype}")
 
 
 def layout_of(arr: Any) -> str:
@@ -391,10 +393,17 @@ def _vector_copy(dtype: str, contiguous: bool, name: str, nbytes: int) -> list[C
         return [Copy(name, nbytes, f"{dtype} values are encoded as Arrow strings/values")]
     if dtype == "numpy_datetime64[D]":
         return [Copy(name, nbytes, "datetime64[D] days are narrowed to Arrow date32")]
-    if dtype.startswith("numpy_"):
+    if dtype.startswith(("numpy_datetime64", "numpy_timedelta64")):
         raise Unroutable(
             f"Arrow has no type for {dtype[6:]}; cast to datetime64[D] or a unit of s/ms/us/ns"
         )
+    if dtype.startswith("numpy_non-native"):
+        raise Unroutable(
+            f"the array is in non-native byte order ({dtype.split()[-1]}); convert it with "
+            "arr.astype(arr.dtype.newbyteorder('=')) first"
+        )
+    if dtype.startswith("numpy_"):
+        raise Unroutable(f"Arrow has no type for numpy {dtype[6:]}; cast the array first")
     if dtype.startswith("complex"):
         raise Unroutable("Arrow has no complex type")
     if not contiguous:

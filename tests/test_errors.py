@@ -170,3 +170,27 @@ def test_pandas_fixed_offset_is_reported_like_arrow(hub: ih.Hub) -> None:
     frame = pd.DataFrame({"t": pd.date_range("2020", periods=2, tz=zone)})
     with pytest.raises(ih.LossyConversionError, match=r"tz=\+01:00.*Etc/GMT"):
         hub.convert(frame, to="polars", strict=True)
+
+
+def test_numpy_dtypes_arrow_lacks(hub: ih.Hub) -> None:
+    cases = [
+        (np.arange(3.0).astype(">f8"), "non-native byte order"),
+        (np.zeros(3, np.longdouble), "float128"),
+        (np.zeros(3, dtype=[("a", "i4")]), "no type for numpy"),
+    ]
+    for array, message in cases:
+        with pytest.raises(ih.NoRouteError, match=message):
+            hub.plan(array, to="pyarrow")
+
+
+def test_options_are_validated(hub: ih.Hub) -> None:
+    with pytest.raises(ih.InvalidOptionError, match="copy must be None, True or False"):
+        hub.convert(np.arange(3), to="torch", copy="yes")  # type: ignore[arg-type]
+    assert issubclass(ih.DeviceError, ih.InvalidOptionError)
+
+
+def test_stream_into_a_column_type_needs_one_column(hub: ih.Hub) -> None:
+    schema = pa.schema([("a", pa.int64()), ("b", pa.int64())])
+    reader = pa.RecordBatchReader.from_batches(schema, [pa.record_batch([[1], [2]], schema=schema)])
+    with pytest.raises(ih.NoRouteError, match="table of 2 columns"):
+        hub.convert(reader, to=pl.Series)

@@ -158,3 +158,31 @@ def test_a_stream_of_plain_arrays_is_a_one_shot_column(hub: ih.Hub) -> None:
     assert hub.convert(stream, to="torch").tolist() == [1.0, 2.0]
     with pytest.raises(ih.ConsumedSourceError):
         hub.convert(stream, to="polars")
+
+
+def test_type_targets_for_streams_and_columns(hub: ih.Hub) -> None:
+    assert isinstance(hub.convert(CountingReader().reader, to=na.Array), na.Array)
+    reader = hub.convert(pa.array([1.0, 2.0]), to=pa.RecordBatchReader)
+    assert reader.read_all().num_rows == 2
+    assert hub.convert(pa.array([1.0, 2.0]), to=pl.LazyFrame).collect().shape == (2, 1)
+    lazy = pl.DataFrame({"a": [1]}).lazy()
+    assert isinstance(hub.convert(lazy, to="polars", copy=True), pl.LazyFrame)
+
+
+def test_export_of_a_reader_serves_every_consumer_once(hub: ih.Hub) -> None:
+    def reader() -> pa.RecordBatchReader:
+        return pa.RecordBatchReader.from_batches(
+            SCHEMA, [pa.record_batch([[1], ["x"]], schema=SCHEMA)]
+        )
+
+    assert pl.DataFrame(hub.export(reader())).shape == (1, 2)
+    assert pa.record_batch(hub.export(reader())).num_rows == 1
+    exported = hub.export(reader())
+    assert pa.schema(exported) == SCHEMA  # the schema is known without reading
+    assert pa.table(exported).num_rows == 1
+
+
+def test_export_of_nanoarrow_accepts_a_requested_schema(hub: ih.Hub) -> None:
+    exported = hub.export(na.Array(pa.table({"a": [1, 2]})))
+    table = pa.table(exported, schema=pa.schema([("a", pa.int32())]))
+    assert table.schema.field("a").type == pa.int32()

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from interchange_hub import arrowkit
 from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge
 from interchange_hub.dependencies import installed, require
+from interchange_hub.errors import NoRouteError
 from interchange_hub.hookspecs import hookimpl
 from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Unroutable
 
@@ -98,6 +99,8 @@ def _import_estimate(ctx: Context) -> Estimate:
     if ctx.info.kind == Kind.TENSOR:
         raise Unroutable("nanoarrow takes tensors through the Arrow bridge")
     want = ctx.kind or ctx.info.kind
+    if ctx.target_type is not None and ctx.target_type.__name__ == "Array" and want == Kind.STREAM:
+        want = Kind.TABLE
     copies = tuple(
         Copy(
             c.name,
@@ -116,6 +119,8 @@ def _import(value: Any, ctx: Context) -> Any:
     na = _na()
     info = ctx.info
     want = ctx.kind or info.kind
+    if ctx.target_type is na.Array and want == Kind.STREAM:
+        want = Kind.TABLE  # asked for an Array: read the stream into one
     if any(arrowkit.has_views(c.dtype) for c in info.columns):
         # nanoarrow 0.9 crashes the process on string_view/binary_view (polars' strings).
         if want == Kind.STREAM:
@@ -125,6 +130,11 @@ def _import(value: Any, ctx: Context) -> Any:
         else:
             value = arrowkit.read_table(value)
         value = arrowkit.without_views(value)
+        if arrowkit.views_left(value):
+            raise NoRouteError(
+                "nanoarrow cannot read string_view/binary_view safely and this column nests "
+                "them where a cast cannot reach; cast it to plain strings first"
+            )
     if want == Kind.STREAM:
         return na.ArrayStream(value)
     if info.kind == Kind.TABLE and want == Kind.COLUMN:

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
 
+# Columns of a LazyFrame: converting back to polars (with copy=True) keeps it lazy.
+_LAZY = frozenset({"lazyframe"})
+
 # polars Categoricals map to a process-wide string cache: each export builds new indices.
 _REBUILT = frozenset({"rebuilt_on_export"})
 
@@ -48,7 +51,7 @@ class PolarsAdapter(Adapter):
         if isinstance(obj, pl.LazyFrame):
             schema = obj.collect_schema()
             names = _arrow_names(schema)
-            cols = tuple(Column(n, names[n], -1, -1, -1) for n in schema)
+            cols = tuple(Column(n, names[n], -1, -1, -1, _LAZY) for n in schema)
             return DataInfo(Kind.TABLE, cols)
         series = [obj] if isinstance(obj, pl.Series) else obj.get_columns()
         names = _arrow_names(pl.Schema({s.name: s.dtype for s in series}))
@@ -237,15 +240,20 @@ def _import(value: Any, ctx: Context) -> Any:
     pl = _pl()
     info = ctx.info
     want = ctx.kind or info.kind
-    if want == Kind.STREAM:
-        if info.kind != Kind.STREAM:
-            return _frame(value, info).lazy()  # data in memory: collectable many times
-        return pl.scan_arrow_c_stream(value)  # reads the one-shot stream on collect
     if info.kind == Kind.COLUMN:
         series = _series(value, info.columns[0].name if info.columns else "")
-        return series.to_frame() if want == Kind.TABLE else series
+        if want == Kind.COLUMN:
+            return series
+        return series.to_frame().lazy() if want == Kind.STREAM else series.to_frame()
+    if want == Kind.STREAM and info.kind == Kind.STREAM:
+        return pl.scan_arrow_c_stream(value)  # reads the one-shot stream on collect
     frame = _frame(value, info)
-    return frame.to_series(0) if want == Kind.COLUMN else frame
+    if want == Kind.COLUMN:
+        return frame.to_series(0)
+    lazy = want == Kind.STREAM or (
+        ctx.kind is None and info.columns and "lazyframe" in info.columns[0].flags
+    )
+    return frame.lazy() if lazy else frame
 
 
 def _series(value: Any, name: str) -> Any:

@@ -116,9 +116,13 @@ def _import(value: Any, ctx: Context) -> Any:
     pa = arrowkit.pa_module()
     want, cls = _wanted(ctx), ctx.target_type
     if want == Kind.STREAM or cls is pa.RecordBatchReader:
-        if is_arrow_stream(value):
+        if is_arrow_stream(value) and ctx.info.kind != Kind.COLUMN:
             return pa.RecordBatchReader.from_stream(value)
-        table = arrowkit.read_table(value)
+        if ctx.info.kind == Kind.COLUMN:  # a reader yields record batches: one column
+            col = arrowkit.read_column(value)
+            table = arrowkit.table_from_column(col, ctx.info.columns[0].name)
+        else:
+            table = arrowkit.read_table(value)
         return pa.RecordBatchReader.from_batches(table.schema, table.to_batches())
     if want == Kind.TABLE:
         if isinstance(value, pa.RecordBatch) and cls is None:

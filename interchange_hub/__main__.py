@@ -34,13 +34,17 @@ def demo(rows: int) -> int:
     for kind, title in titles.items():
         print(title)
         print("  " + "from \\ to".ljust(11) + "".join(lib.ljust(11) for lib in libs))
+        reasons: dict[str, None] = {}
         for src_lib in libs:
             cells = []
             for dst_lib in libs:
-                cell, wrong = _cell(hub, sample(src_lib, kind, rows), dst_lib)
+                cell, wrong, why = _cell(hub, sample(src_lib, kind, rows), dst_lib)
                 mismatches += wrong
+                reasons.update(dict.fromkeys(why))
                 cells.append(cell.ljust(11))
             print("  " + src_lib.ljust(11) + "".join(cells))
+        for reason in reasons:
+            print(f"  C: {reason}")
         print()
     if mismatches:
         print(f"{mismatches} plan(s) claimed the wrong thing; please report this as a bug.")
@@ -49,17 +53,19 @@ def demo(rows: int) -> int:
     return 0
 
 
-def _cell(hub: Hub, src: object, dst: str) -> tuple[str, int]:
+def _cell(hub: Hub, src: object, dst: str) -> tuple[str, int, list[str]]:
+    """The cell's mark, 1 if the plan's claim was wrong, and why it copies."""
     try:
         plan = hub.plan(src, to=dst)
         result = hub.convert(src, to=dst)
     except InterchangeError:
-        return "-", 0
+        return "-", 0, []
     total = sum(b.size for b in hub.buffers(src))
     shared = hub.shared_bytes(src, result)
     claim = "Z" if plan.zero_copy else "C"
     verified = shared >= total if plan.zero_copy else shared < total
-    return (claim if verified else claim + "!"), int(not verified)
+    reasons = [c.reason for c in plan.copies]
+    return (claim if verified else claim + "!"), int(not verified), reasons
 
 
 def main(argv: Sequence[str] | None = None) -> int:

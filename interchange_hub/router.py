@@ -35,11 +35,13 @@ if TYPE_CHECKING:
 MAX_STEPS = 6
 
 
+MAX_CACHED_ROUTES = 4096  # beyond this many (type, signature, request) keys, start over
+
+
 @dataclass(slots=True)
 class _Route:
     steps: list[Step]
     cost: tuple[int, int, int, int]
-    satisfied: bool
 
 
 class Router:
@@ -88,6 +90,8 @@ class Router:
                 return self._finish(names, info, steps, request, source.is_one_shot(obj))
         route = self._search(start, info, request)
         with self._lock:
+            if len(self._cache) >= MAX_CACHED_ROUTES:
+                self._cache.clear()
             self._cache[key] = tuple(s.edge for s in route.steps)
         return self._finish(names, info, route.steps, request, source.is_one_shot(obj))
 
@@ -132,7 +136,7 @@ class Router:
                     return
                 if req.copy and not sat:
                     return
-                route = _Route(list(steps), _cost(steps), sat)
+                route = _Route(list(steps), _cost(steps))
                 if any(s.copies for s in steps) and req.copy is False:
                     if cheapest_copying is None or route.cost < cheapest_copying.cost:
                         cheapest_copying = route

@@ -120,14 +120,7 @@ class Hub:
         """
         plan, request, source = self._plan(obj, to, copy, device, strict)
         if plan.deferred:  # a stream of unknown schema: read it once, then plan for real
-            try:
-                data = arrowkit.read_any(obj)
-            except Exception as exc:
-                raise ConversionError(
-                    f"reading the Arrow stream of {type(obj).__name__} failed: "
-                    f"{type(exc).__name__}: {exc}"
-                ) from exc
-            return self.convert(data, to, copy=copy, device=device, strict=strict)
+            return self.convert(_read_once(obj), to, copy=copy, device=device, strict=strict)
         return self._router.execute(obj, plan, request, source.is_one_shot(obj))
 
     def export(self, obj: object) -> Any:
@@ -210,10 +203,14 @@ class Hub:
         return self._router.plan(obj, start, source, self._describe(source, obj), Request(node))
 
     def run(self, obj: object, plan: Plan) -> Any:
-        """Run a plan made by :meth:`plan_to_node` (or :meth:`plan`, with default options)."""
-        source = self._source(obj)[1]
+        """Run a plan made by :meth:`plan` or :meth:`plan_to_node` for ``obj``."""
         request = plan.request or Request(plan.target)
-        return self._router.execute(obj, plan, request, source.is_one_shot(obj))
+        if plan.deferred:  # read the stream once, then plan for the data as read
+            data = _read_once(obj)
+            start, owner = self._source(data)
+            plan = self._router.plan(data, start, owner, self._describe(owner, data), request)
+            return self._router.execute(data, plan, request, one_shot=False)
+        return self._router.execute(obj, plan, request, self.is_one_shot(obj))
 
     def _plan(
         self, obj: object, to: object, copy: bool | None, device: str | Device | None, strict: bool
@@ -222,3 +219,13 @@ class Hub:
         request = self._request(to, copy, device, strict)
         info = self._describe(source, obj)
         return self._router.plan(obj, start, source, info, request), request, source
+
+
+def _read_once(obj: object) -> Any:
+    """Read a stream of unknown schema into pyarrow (once; the producer may be one-shot)."""
+    try:
+        return arrowkit.read_any(obj)
+    except Exception as exc:
+        raise ConversionError(
+            f"reading the Arrow stream of {type(obj).__name__} failed: {type(exc).__name__}: {exc}"
+        ) from exc

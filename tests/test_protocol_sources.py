@@ -113,3 +113,10 @@ def test_export_of_an_unknown_stream_offers_only_its_stream(hub: ih.Hub) -> None
     exported = hub.export(StreamOnly(TABLE))
     assert not hasattr(exported, "__dlpack__")
     assert pa.table(exported).num_rows == 3
+
+
+def test_running_a_deferred_plan_reads_then_plans(hub: ih.Hub) -> None:
+    source = StreamOnly(pa.table({"a": [1, 2]}))
+    plan = hub.plan(source, to=pl.Series)
+    assert plan.deferred
+    assert hub.run(source, plan).to_list() == [1, 2]

@@ -10,6 +10,7 @@ import enum
 import inspect
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from interchange_hub.errors import DeviceError, ProtocolError
@@ -115,8 +116,14 @@ CPU = Device(DeviceType.CPU)
 
 def has_dunder(obj: object, name: str) -> bool:
     """Whether ``type(obj)`` defines ``name``, without running any ``__getattr__``."""
+    cls: Any = type(obj)
+    return _type_has(cls, name)
+
+
+@lru_cache(maxsize=1024)
+def _type_has(cls: Any, name: str) -> bool:
     try:
-        inspect.getattr_static(type(obj), name)
+        inspect.getattr_static(cls, name)
     except AttributeError:
         return False
     return True

@@ -293,14 +293,16 @@ def arrow_to_tensor(value: Any, ctx: Context, dlpack_only: bool) -> Any:
     info = ctx.info
     if info.kind == Kind.COLUMN:
         data = arrowkit.read_column(value)
-        actual = arrowkit.describe_column(data, info.columns[0].name if info.columns else "")
     else:
         data = arrowkit.read_table(value)
         index = [c.name for c in info.columns if "index" in c.flags]
         if index:
             data = data.drop_columns([n for n in index if n in data.column_names])
-        actual = arrowkit.describe_table(data)
     if any(c.nulls < 0 for c in info.columns):
+        if info.kind == Kind.COLUMN:
+            actual = arrowkit.describe_column(data, info.columns[0].name if info.columns else "")
+        else:
+            actual = arrowkit.describe_table(data)
         try:
             losses = estimate_to_tensor(actual, dlpack_only).losses
         except Unroutable as exc:

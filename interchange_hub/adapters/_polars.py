@@ -9,6 +9,7 @@ mutates the caller's frame (polars#21738). Import goes through ``pl.DataFrame`` 
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
@@ -106,7 +107,21 @@ class PolarsAdapter(Adapter):
 
 def _arrow_names(schema: Any) -> dict[str, str]:
     """The Arrow type name of each column, read from polars' schema export (no data)."""
+    items = tuple(schema.items())
+    try:
+        return dict(_cached_arrow_names(items))
+    except TypeError:  # an unhashable dtype: no cache
+        return _arrow_names_of(items)
+
+
+@lru_cache(maxsize=256)
+def _cached_arrow_names(items: tuple[tuple[str, Any], ...]) -> tuple[tuple[str, str], ...]:
+    return tuple(_arrow_names_of(items).items())
+
+
+def _arrow_names_of(items: tuple[tuple[str, Any], ...]) -> dict[str, str]:
     pl = _pl()
+    schema = pl.Schema(dict(items))
     names = {}
     plain = {}
     for name, dtype in schema.items():

@@ -56,6 +56,11 @@ class Edge:
         return f"<Edge {self.source}->{self.target} via {self.protocol} ({self.adapter})>"
 
 
+def passthrough(value: Any, ctx: Context) -> Any:
+    """An edge's ``run`` for objects that already speak the protocol: nothing to do."""
+    return value
+
+
 @dataclass(frozen=True, slots=True)
 class Buffer:
     """A memory range used by an object, for zero-copy verification."""

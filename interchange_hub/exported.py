@@ -15,7 +15,6 @@ from interchange_hub.adapter import ARROW, DLPACK
 from interchange_hub.errors import InterchangeError, NoRouteError
 from interchange_hub.model import Kind
 from interchange_hub.protocols import (
-    CPU,
     DLPACK_MAX_VERSION,
     ArrowStreamProducer,
     has_dunder,
@@ -140,8 +139,7 @@ def _dlpack(
 
 
 def _dlpack_device(self: Exported) -> tuple[int, int]:
-    device = self._plans[DLPACK].result.device
-    return device.dlpack if device != CPU else (1, 0)
+    return self._plans[DLPACK].result.device.dlpack
 
 
 @cache

@@ -6,7 +6,7 @@ These are the values adapters and the router exchange: no data library is touche
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from interchange_hub.protocols import CPU, Device
 
@@ -116,7 +116,7 @@ class Estimate:
     # Every byte of the output is certainly new memory: copy=True is satisfied by it.
     copies_all: bool = False
     moves_device: bool = False
-    shared_readonly: bool = field(default=False)
+    shared_readonly: bool = False  # the output views read-only memory of the input
 
 
 class Unroutable(Exception):

@@ -100,7 +100,8 @@ class Device:
     @property
     def dlpack(self) -> tuple[int, int]:
         """The ``(device_type, device_id)`` pair DLPack uses (0 for the CPU)."""
-        return (int(self.type), self.index)
+        index = DLPACK_CPU_DEVICE_ID if self.type == DeviceType.CPU else self.index
+        return (int(self.type), index)
 
     @property
     def is_cpu(self) -> bool:

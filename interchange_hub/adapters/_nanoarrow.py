@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
-from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge
+from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge, passthrough
 from interchange_hub.dependencies import installed, require
 from interchange_hub.errors import NoRouteError
 from interchange_hub.hookspecs import hookimpl
@@ -72,7 +72,7 @@ class NanoarrowAdapter(Adapter):
                 self.name,
                 "__arrow_c_stream__",
                 _export_estimate,
-                _identity,
+                passthrough,
                 ("nanoarrow",),
             ),
             Edge(
@@ -89,10 +89,6 @@ class NanoarrowAdapter(Adapter):
 
 def _export_estimate(ctx: Context) -> Estimate:
     return Estimate(ctx.info, why="nanoarrow objects export their own buffers")
-
-
-def _identity(value: Any, ctx: Context) -> Any:
-    return value
 
 
 def _import_estimate(ctx: Context) -> Estimate:

@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import tensorkit
-from interchange_hub.adapter import ARROW, DLPACK, Adapter, Buffer, Context, Edge
+from interchange_hub.adapter import ARROW, DLPACK, Adapter, Buffer, Context, Edge, passthrough
 from interchange_hub.hookspecs import hookimpl
 from interchange_hub.model import Copy, DataInfo, Estimate, Kind, Loss, Unroutable
 
@@ -39,7 +39,9 @@ class NumpyAdapter(Adapter):
 
     def edges(self) -> Sequence[Edge]:
         return (
-            Edge("numpy", DLPACK, self.name, "__dlpack__", _export_estimate, _identity, ("numpy",)),
+            Edge(
+                "numpy", DLPACK, self.name, "__dlpack__", _export_estimate, passthrough, ("numpy",)
+            ),
             Edge(
                 DLPACK, "numpy", self.name, "np.from_dlpack", _import_estimate, _import, ("numpy",)
             ),
@@ -78,10 +80,6 @@ def _export_estimate(ctx: Context) -> Estimate:
         losses,
         why="ndarray is a DLPack producer",
     )
-
-
-def _identity(value: Any, ctx: Context) -> Any:
-    return value
 
 
 def _import_estimate(ctx: Context) -> Estimate:

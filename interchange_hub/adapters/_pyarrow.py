@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
-from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge
+from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge, passthrough
 from interchange_hub.hookspecs import hookimpl
 from interchange_hub.model import Copy, DataInfo, Estimate, Kind, Unroutable
 from interchange_hub.protocols import is_arrow_stream
@@ -68,7 +68,7 @@ class PyArrowAdapter(Adapter):
                 self.name,
                 "__arrow_c_stream__/array",
                 _export_estimate,
-                _export,
+                passthrough,
                 ("pyarrow",),
             ),
             Edge(
@@ -85,10 +85,6 @@ class PyArrowAdapter(Adapter):
 
 def _export_estimate(ctx: Context) -> Estimate:
     return Estimate(ctx.info, why="pyarrow objects export their own buffers")
-
-
-def _export(value: Any, ctx: Context) -> Any:
-    return value
 
 
 def _wanted(ctx: Context) -> Kind:

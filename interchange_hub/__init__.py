@@ -22,6 +22,7 @@ from interchange_hub.errors import (
     LossyConversionWarning,
     MissingDependencyError,
     NoRouteError,
+    PluginWarning,
     ProtocolError,
     UnknownTargetError,
     UnsupportedObjectError,
@@ -30,6 +31,7 @@ from interchange_hub.hookspecs import hookimpl
 from interchange_hub.hub import Hub
 from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Loss, Unroutable
 from interchange_hub.plans import Plan, Step
+from interchange_hub.plugins import PluginInfo, builtin_plugins
 from interchange_hub.protocols import Device
 
 __all__ = [
@@ -56,11 +58,14 @@ __all__ = [
     "MissingDependencyError",
     "NoRouteError",
     "Plan",
+    "PluginInfo",
+    "PluginWarning",
     "ProtocolError",
     "Step",
     "UnknownTargetError",
     "Unroutable",
     "UnsupportedObjectError",
+    "builtin_plugins",
     "convert",
     "default_hub",
     "export",

@@ -16,6 +16,7 @@ Every error a user can hit derives from :class:`InterchangeError`::
     └── MissingDependencyError (also ImportError) a library is needed but not installed
 
     LossyConversionWarning (UserWarning)          a step loses information (strict=False)
+    PluginWarning (UserWarning)                   a plugin failed and was left out
 """
 
 from __future__ import annotations
@@ -120,6 +121,19 @@ class LossyConversionWarning(UserWarning):
     """
 
 
+class PluginWarning(UserWarning):
+    """A plugin failed to load, raised in a hook or clashed with another; it was left out.
+
+    The message names the plugin and its distribution; ``interchange-hub plugins`` lists
+    the failure too. The other adapters keep working.
+    """
+
+
+def warn(message: str, category: type[Warning]) -> None:
+    """Warn, pointing at the first frame outside this package (the user's code)."""
+    warnings.warn(message, category, stacklevel=_caller_outside_package())
+
+
 def report_losses(losses: Sequence[Loss], target: str, strict: bool) -> None:
     """Warn about each loss, or raise :class:`LossyConversionError` for all if ``strict``."""
     if not losses:
@@ -130,13 +144,8 @@ def report_losses(losses: Sequence[Loss], target: str, strict: bool) -> None:
             + "; ".join(loss.message() for loss in losses)
             + ". Convert those columns first, or pass strict=False to accept it with a warning"
         )
-    level = _caller_outside_package()
     for loss in losses:
-        warnings.warn(
-            f"lossy conversion to {target}: {loss.message()}",
-            LossyConversionWarning,
-            stacklevel=level,
-        )
+        warn(f"lossy conversion to {target}: {loss.message()}", LossyConversionWarning)
 
 
 def _caller_outside_package() -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
@@ -17,7 +18,15 @@ from interchange_hub.errors import (
     UnsupportedObjectError,
 )
 from interchange_hub.plans import Request
-from interchange_hub.plugins import make_plugin_manager
+from interchange_hub.plugins import (
+    ENTRY_POINT,
+    LOAD_PLUGINS_ENV,
+    Loaded,
+    PluginInfo,
+    autoload_enabled,
+    entry_points,
+    load_plugins,
+)
 from interchange_hub.protocols import Device, is_arrow, is_dlpack
 from interchange_hub.registry import Registry
 from interchange_hub.router import Router
@@ -43,6 +52,7 @@ class Hub:
     def __init__(self, *, autoload: bool | None = None, plugins: Iterable[object] | None = None):
         self._pm_args = (autoload, None if plugins is None else list(plugins))
         self._pm: pluggy.PluginManager | None = None
+        self._infos: dict[str, PluginInfo] = {}
         self._registry = Registry()
         self._router = Router(self._registry.edges)
         self._lock = threading.Lock()
@@ -55,19 +65,82 @@ class Hub:
             with self._lock:
                 if self._pm is None:
                     autoload, plugins = self._pm_args
-                    pm = make_plugin_manager(autoload=autoload, plugins=plugins)
-                    self._collect(pm)
-                    self._pm = pm
+                    loaded = load_plugins(autoload=autoload, plugins=plugins)
+                    self._collect(loaded)
+                    self._infos = loaded.infos
+                    self._pm = loaded.pm
         return self._pm
 
-    def _collect(self, pm: pluggy.PluginManager) -> None:
-        for impl in pm.hook.register_adapters.get_hookimpls():
-            name = pm.get_name(impl.plugin) or repr(impl.plugin)
-            impl.function(register=lambda a, _n=name: self._registry.add_adapter(a, _n))
-        for impl in pm.hook.register_edges.get_hookimpls():
-            name = pm.get_name(impl.plugin) or repr(impl.plugin)
-            impl.function(register=lambda e, _n=name: self._registry.add_edge(e, _n))
+    def plugins(self, *, everything: bool = False) -> list[PluginInfo]:
+        """The plugins of this hub, with what each provides and any failure.
+
+        :param everything: also list entry points that were found but not loaded (left
+            out by ``INTERCHANGE_HUB_LOAD_PLUGINS``, or autoload is off).
+        """
+        _ = self.plugin_manager
+        infos = list(self._infos.values())
+        if everything:
+            names = {i.name for i in infos}
+            autoload = autoload_enabled(self._pm_args[0])
+            for dist, ep in entry_points():
+                if ep.name not in names:
+                    why = f"{LOAD_PLUGINS_ENV} leaves it out" if autoload else "autoload is off"
+                    infos.append(
+                        PluginInfo(
+                            ep.name,
+                            ENTRY_POINT,
+                            str(dist.metadata["Name"]),
+                            dist.version,
+                            loaded=False,
+                            skipped=why,
+                        )
+                    )
+        return infos
+
+    def _collect(self, loaded: Loaded) -> None:
+        """Call each plugin's hooks separately, so that one failing plugin is left out alone."""
+        pm = loaded.pm
+        for plugin_name, plugin in pm.list_name_plugin():
+            if plugin is None:  # blocked
+                continue
+            info = loaded.infos.get(plugin_name) or PluginInfo(plugin_name, "given")
+            hooks = tuple(c.name for c in pm.get_hookcallers(plugin) or ())
+            adapters: list[str] = []
+            edges = 0
+            for caller in pm.get_hookcallers(plugin) or ():
+                got: list[object] = []
+                impl = next(i for i in caller.get_hookimpls() if i.plugin is plugin)
+                try:
+                    impl.function(register=got.append)
+                except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the hub
+                    loaded.infos[plugin_name] = info
+                    loaded.fail(
+                        plugin_name, f"its hook {caller.name} raised {type(exc).__name__}: {exc}"
+                    )
+                    info = loaded.infos[plugin_name]
+                    continue
+                for item in got:
+                    problem = self._add(caller.name, item, plugin_name)
+                    if problem:
+                        loaded.infos[plugin_name] = info
+                        loaded.fail(plugin_name, problem)
+                        info = loaded.infos[plugin_name]
+                    elif caller.name == "register_adapters":
+                        adapters.append(item.name)  # type: ignore[attr-defined]
+                    else:
+                        edges += 1
+            loaded.infos[plugin_name] = replace(
+                info, hooks=hooks, adapters=tuple(adapters), edges=edges
+            )
         self._router.invalidate()
+
+    def _add(self, hook: str, item: object, plugin: str) -> str:
+        if hook == "register_adapters":
+            return self._registry.add_adapter(item, plugin)  # type: ignore[arg-type]
+        if not isinstance(item, Edge):
+            return f"its hook {hook} registered {item!r}, which is not an interchange_hub.Edge"
+        self._registry.add_edge(item, plugin)
+        return ""
 
     @property
     def registry(self) -> Registry:

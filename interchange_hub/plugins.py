@@ -1,18 +1,27 @@
-"""The plugin manager: built-in adapters and third-party plugins from entry points."""
+"""Loading plugins: the built-in adapters and third-party plugins from entry points.
+
+Every failure is contained: a plugin that cannot be imported, that fails pluggy's
+validation (a misspelled hook, wrong argument names) or whose name is taken is left out,
+reported in a :class:`~interchange_hub.errors.PluginWarning` and kept in the listing
+(:class:`PluginInfo`), and the other plugins keep working.
+"""
 
 from __future__ import annotations
 
 import importlib
 import os
-import warnings
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import pluggy
 
 from interchange_hub import hookspecs
+from interchange_hub.errors import PluginWarning, warn
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Iterator
+    from importlib.metadata import Distribution, EntryPoint
+    from types import ModuleType
 
 ENTRY_POINT_GROUP = "interchange_hub"
 LOAD_PLUGINS_ENV = "INTERCHANGE_HUB_LOAD_PLUGINS"
@@ -29,45 +38,209 @@ DEFAULT_PLUGINS = (
     "interchange_hub.adapters._bridge",
 )
 
+BUILTIN = "built-in"
+ENTRY_POINT = "entry point"
+GIVEN = "given"
 
-def make_plugin_manager(
+
+@dataclass(frozen=True, slots=True)
+class PluginInfo:
+    """One plugin as the hub sees it: where it came from, what it gave, what went wrong.
+
+    ``loaded`` is False for an entry point that was found but not loaded (``skipped``
+    says why) and for a plugin that failed (``error`` says how).
+    """
+
+    name: str
+    source: str  # "built-in", "entry point" or "given"
+    distribution: str = ""
+    version: str = ""
+    hooks: tuple[str, ...] = ()
+    adapters: tuple[str, ...] = ()
+    edges: int = 0
+    loaded: bool = True
+    error: str = ""
+    skipped: str = ""
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "source": self.source,
+            "distribution": self.distribution,
+            "version": self.version,
+            "hooks": list(self.hooks),
+            "adapters": list(self.adapters),
+            "edges": self.edges,
+            "loaded": self.loaded,
+            "error": self.error,
+            "skipped": self.skipped,
+        }
+
+
+@dataclass
+class Loaded:
+    """A plugin manager and what happened to each plugin while filling it."""
+
+    pm: pluggy.PluginManager
+    infos: dict[str, PluginInfo] = field(default_factory=dict)
+
+    def fail(self, name: str, error: str) -> None:
+        """Record a failure of plugin ``name`` and warn about it."""
+        info = self.infos.get(name) or PluginInfo(name, GIVEN)
+        error = " ".join(error.split())  # pluggy's messages span lines
+        where = f" (distribution {info.distribution} {info.version})" if info.distribution else ""
+        message = f"{info.error}; {error}" if info.error else error
+        self.infos[name] = replace(info, error=message)
+        warn(
+            f"interchange_hub plugin {name!r}{where} was left out: {error}. The other "
+            "adapters keep working; run `interchange-hub plugins` to see every plugin",
+            PluginWarning,
+        )
+
+    def drop(self, name: str, error: str) -> None:
+        """Unregister plugin ``name`` after a failure."""
+        plugin = self.pm.get_plugin(name)
+        if plugin is not None:
+            self.pm.unregister(plugin)
+        self.infos[name] = replace(self.infos[name], loaded=False)
+        self.fail(name, error)
+
+
+def builtin_plugins() -> list[ModuleType]:
+    """The built-in adapter plugins, for ``Hub(plugins=[*builtin_plugins(), mine])``."""
+    return [importlib.import_module(path) for path in DEFAULT_PLUGINS]
+
+
+def autoload_enabled(autoload: bool | None) -> bool:
+    """Whether entry points are loaded: ``autoload``, or else the environment's say."""
+    if autoload is not None:
+        return autoload
+    return os.environ.get(DISABLE_AUTOLOAD_ENV, "").strip().lower() in ("", "0", "false", "no")
+
+
+def load_plugins(
     *, autoload: bool | None = None, plugins: Iterable[object] | None = None
-) -> pluggy.PluginManager:
-    """Build a new plugin manager.
+) -> Loaded:
+    """Build a plugin manager and register plugins, containing every failure.
 
     :param autoload: load third-party plugins from the ``interchange_hub`` entry-point
-        group; None follows the environment (``INTERCHANGE_HUB_LOAD_PLUGINS``,
-        ``INTERCHANGE_HUB_DISABLE_PLUGIN_AUTOLOAD``).
-    :param plugins: plugins to register; None registers the built-in adapters.
+        group; None follows ``INTERCHANGE_HUB_DISABLE_PLUGIN_AUTOLOAD``. The entry points
+        loaded are those named in ``INTERCHANGE_HUB_LOAD_PLUGINS`` (a comma list; empty:
+        none) or, when it is unset, all of them.
+    :param plugins: plugins (modules, objects or import paths) to register instead of the
+        built-in adapters.
     """
     pm = pluggy.PluginManager(ENTRY_POINT_GROUP)
     pm.add_hookspecs(hookspecs)
+    loaded = Loaded(pm)
     if plugins is None:
         for path in DEFAULT_PLUGINS:
-            pm.register(importlib.import_module(path), name=path)
+            _register(loaded, path, PluginInfo(path, BUILTIN, "interchange-hub"))
     else:
         for plugin in plugins:
-            pm.register(plugin)
-    if autoload is None:
-        autoload = os.environ.get(DISABLE_AUTOLOAD_ENV, "") in ("", "0")
-    if autoload:
-        _load_entry_points(pm)
-    pm.check_pending()
-    return pm
+            name = plugin if isinstance(plugin, str) else _plugin_name(plugin)
+            _register(loaded, plugin, PluginInfo(name, GIVEN))
+    if autoload_enabled(autoload):
+        _load_entry_points(loaded)
+    _check_pending(loaded)
+    return loaded
 
 
-def _load_entry_points(pm: pluggy.PluginManager) -> None:
-    names = os.environ.get(LOAD_PLUGINS_ENV)
+def _plugin_name(plugin: object) -> str:
+    name = getattr(plugin, "__name__", None)
+    return name if isinstance(name, str) else f"{type(plugin).__qualname__}-{id(plugin):x}"
+
+
+def _register(loaded: Loaded, plugin: object, info: PluginInfo) -> None:
+    loaded.infos[info.name] = info
+    if loaded.pm.has_plugin(info.name):
+        loaded.infos[info.name] = replace(info, loaded=False)
+        loaded.fail(info.name, "a plugin of that name is already registered")
+        return
     try:
-        if names is None:
-            pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
-            return
-        for name in filter(None, (n.strip() for n in names.split(","))):
-            if pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP, name=name) == 0:
-                warnings.warn(
-                    f"{LOAD_PLUGINS_ENV} names {name!r}, but no installed distribution has "
-                    f"an entry point of that name in the {ENTRY_POINT_GROUP!r} group",
-                    stacklevel=3,
-                )
+        if isinstance(plugin, str):
+            plugin = importlib.import_module(plugin)
+        loaded.pm.register(plugin, name=info.name)
     except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the hub
-        warnings.warn(f"loading interchange_hub plugins failed: {exc!r}", stacklevel=3)
+        loaded.infos[info.name] = replace(info, loaded=False)
+        loaded.fail(info.name, f"registering it raised {type(exc).__name__}: {exc}")
+
+
+def _load_entry_points(loaded: Loaded) -> None:
+    wanted = _wanted_names()
+    found = set()
+    for dist, ep in entry_points():
+        found.add(ep.name)
+        info = PluginInfo(ep.name, ENTRY_POINT, _dist_name(dist), dist.version)
+        if wanted is not None and ep.name not in wanted:
+            continue
+        if loaded.pm.is_blocked(ep.name):
+            continue
+        if ep.name in loaded.infos:
+            loaded.infos.setdefault(f"{ep.name} ({info.distribution})", info)
+            loaded.fail(
+                f"{ep.name} ({info.distribution})",
+                f"the name {ep.name!r} is already taken by another plugin; rename the entry point",
+            )
+            continue
+        try:
+            plugin = ep.load()
+        except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the hub
+            loaded.infos[ep.name] = replace(info, loaded=False)
+            loaded.fail(ep.name, f"importing {ep.value!r} raised {type(exc).__name__}: {exc}")
+            continue
+        _register(loaded, plugin, info)
+    for name in sorted((wanted or set()) - found):
+        warn(
+            f"{LOAD_PLUGINS_ENV} names {name!r}, but no installed distribution has an entry "
+            f"point of that name in the {ENTRY_POINT_GROUP!r} group; installed: "
+            f"{', '.join(sorted(found)) or 'none'}",
+            PluginWarning,
+        )
+
+
+def _wanted_names() -> set[str] | None:
+    names = os.environ.get(LOAD_PLUGINS_ENV)
+    if names is None:
+        return None
+    return {n.strip() for n in names.split(",") if n.strip()}
+
+
+def entry_points() -> Iterator[tuple[Distribution, EntryPoint]]:
+    """Every ``interchange_hub`` entry point of the installed distributions (not loaded)."""
+    import importlib.metadata
+
+    seen = set()
+    for dist in importlib.metadata.distributions():
+        key = _dist_name(dist)
+        if key in seen:  # the same distribution found twice on sys.path
+            continue
+        seen.add(key)
+        for ep in dist.entry_points:
+            if ep.group == ENTRY_POINT_GROUP:
+                yield dist, ep
+
+
+def _dist_name(dist: Distribution) -> str:
+    return str(dist.metadata["Name"] or "")
+
+
+def _check_pending(loaded: Loaded) -> None:
+    """Leave out plugins whose hook implementations match no specification."""
+    for _ in range(len(loaded.infos) + 1):
+        try:
+            loaded.pm.check_pending()
+            return
+        except pluggy.PluginValidationError as exc:
+            name = loaded.pm.get_name(exc.plugin) or _plugin_name(exc.plugin)
+            hint = _hook_hint(str(exc))
+            loaded.drop(name, f"{exc}{hint}")
+
+
+def _hook_hint(message: str) -> str:
+    import difflib
+
+    known = [n for n in dir(hookspecs) if getattr(getattr(hookspecs, n), "interchange_hub_spec", 0)]
+    words = [w.strip("'\"") for w in message.split()]
+    close = [m for w in words for m in difflib.get_close_matches(w, known, n=1, cutoff=0.8)]
+    return f" (did you mean {close[0]!r}?)" if close else f" (the hooks are: {', '.join(known)})"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import difflib
 import sys
 import threading
-import warnings
 from typing import TYPE_CHECKING
 
 from interchange_hub.adapter import PROTOCOL_NODES, Adapter, AdapterRecord, Edge
@@ -39,28 +38,21 @@ class Registry:
         self._lock = threading.Lock()
 
     # -- registration -------------------------------------------------------------------
-    def add_adapter(self, adapter: Adapter, plugin: str = "") -> bool:
-        """Store ``adapter``; refuse (with a warning) a name that is already taken."""
+    def add_adapter(self, adapter: Adapter, plugin: str = "") -> str:
+        """Store ``adapter``; return why it was refused ("" when stored)."""
         if not isinstance(adapter, Adapter) or not adapter.name:
-            warnings.warn(
-                f"plugin {plugin!r} registered {adapter!r}, which is not a named "
-                "interchange_hub.Adapter; it was ignored",
-                stacklevel=3,
-            )
-            return False
-        existing = self._records.get(adapter.name)
-        if existing is not None or adapter.name in PROTOCOL_NODES:
-            owner = existing.plugin if existing else "the hub (protocol node)"
-            warnings.warn(
-                f"plugin {plugin!r} registered an adapter named {adapter.name!r}, which "
-                f"{owner} already provides; the new one was ignored. Rename it.",
-                stacklevel=3,
-            )
-            return False
+            return f"it registered {adapter!r}, which is not a named interchange_hub.Adapter"
         with self._lock:
+            existing = self._records.get(adapter.name)
+            if existing is not None or adapter.name in PROTOCOL_NODES or adapter.name in ALIASES:
+                owner = f"plugin {existing.plugin!r}" if existing else "the hub"
+                return (
+                    f"it registered an adapter named {adapter.name!r}, a name {owner} already "
+                    "uses; rename the adapter"
+                )
             self._records[adapter.name] = AdapterRecord(adapter, plugin, tuple(adapter.edges()))
             self._owner_cache.clear()
-        return True
+        return ""
 
     def add_edge(self, edge: Edge, plugin: str = "") -> None:
         with self._lock:

@@ -158,7 +158,7 @@ def test_clashing_adapter_names_warn_and_keep_the_first() -> None:
     first = FakeAdapter("same", [_edge("same", DLPACK)], owner=True)
     second = FakeAdapter("same", [])
     hub = make_hub(first, second)  # plugins load on first use
-    with pytest.warns(UserWarning, match="already provides"):
+    with pytest.warns(ih.PluginWarning, match="a name plugin .* already uses"):
         adapters = hub.adapters()
     assert [a.name for a in adapters] == ["same"]
     assert hub.adapters()[0] is first

@@ -27,6 +27,8 @@ _LAZY = frozenset({"lazyframe"})
 
 # polars Categoricals map to a process-wide string cache: each export builds new indices.
 _REBUILT = frozenset({"rebuilt_on_export"})
+# A validity bitmap polars imported at a non-zero offset is realigned on every export.
+_BITMAP = frozenset({"bitmap_rebuilt_on_export"})
 
 
 def _pl() -> Any:
@@ -63,7 +65,7 @@ class PolarsAdapter(Adapter):
                 s.estimated_size(),
                 s.null_count(),
                 s.n_chunks(),
-                _REBUILT if s.dtype == pl.Categorical else frozenset(),
+                _REBUILT if s.dtype == pl.Categorical else _bitmap_flags(s),
             )
             for s in series
         )
@@ -103,6 +105,22 @@ class PolarsAdapter(Adapter):
                 ("polars",),
             ),
         )
+
+
+def _bitmap_flags(series: Any) -> frozenset[str]:
+    """Flag a column whose validity bitmap polars rebuilds on each export (seen by address)."""
+    if series.null_count() == 0 or not installed("pyarrow"):
+        return frozenset()
+    pa = arrowkit.pa_module()
+    try:
+        first, second = pa.chunked_array(series), pa.chunked_array(series)
+    except Exception:  # noqa: BLE001 - not exportable: the export edge reports it
+        return frozenset()
+    for a, b in zip(first.chunks, second.chunks, strict=True):
+        va, vb = a.buffers()[0], b.buffers()[0]
+        if va is not None and vb is not None and va.address != vb.address:
+            return _BITMAP
+    return frozenset()
 
 
 def _arrow_names(schema: Any) -> dict[str, str]:
@@ -171,6 +189,14 @@ def _export_estimate(ctx: Context) -> Estimate:
         Copy(c.name, c.nbytes, "polars builds new Arrow dictionary indices for a Categorical")
         for c in info.columns
         if "rebuilt_on_export" in c.flags
+    ) + tuple(
+        Copy(
+            c.name,
+            max(info.rows, 0) // 8 + 1,
+            "polars realigns a validity bitmap it imported at an offset",
+        )
+        for c in info.columns
+        if "bitmap_rebuilt_on_export" in c.flags
     )
     why = "polars exports its own buffers"
     if info.columns and info.columns[0].chunks == -1:

@@ -1,0 +1,226 @@
+"""Plugins: entry points, environment variables, contained failures, the listing."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+import interchange_hub as ih
+from interchange_hub import hookspecs
+from interchange_hub.plugins import DEFAULT_PLUGINS
+from tests.fake_plugins import (
+    boxes,
+    broken_hook,
+    clashing,
+    misspelled,
+    wrong_args,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLE = pa.table({"a": [1, 2, None], "s": ["x", None, "z"]})
+
+
+def with_builtins(*plugins: object) -> ih.Hub:
+    return ih.Hub(autoload=False, plugins=[*ih.builtin_plugins(), *plugins])
+
+
+# -- hooks: each hook specification has a test named test_hook_<name>_... ----------------------
+def test_hook_register_adapters_makes_a_new_library_convertible_both_ways() -> None:
+    hub = with_builtins(boxes)
+    box = hub.convert(TABLE, to="boxes")
+    assert isinstance(box, boxes.Box) and box.table.equals(TABLE)
+    assert hub.convert(box, to="polars").to_arrow().to_pylist() == TABLE.to_pylist()
+    assert hub.convert(hub.convert(TABLE, to="pandas"), to=boxes.Box).table.num_rows == 3
+    assert hub.plan(box, to="pyarrow").zero_copy
+    assert hub.shared_bytes(box, hub.convert(box, to="pyarrow")) > 0
+
+
+def test_hook_register_edges_adds_a_fast_path() -> None:
+    calls = []
+
+    def run(value: Any, ctx: ih.Context) -> Any:
+        calls.append(ctx.info.rows)
+        return boxes.Box(value.table)
+
+    def estimate(ctx: ih.Context) -> ih.Estimate:
+        return ih.Estimate(ctx.info, why="box to box, directly")
+
+    class FastPath:
+        @ih.hookimpl
+        def register_edges(self, register: Any) -> None:
+            register(ih.Edge("boxes", "boxes", "fastpath", "Box(Box.table)", estimate, run))
+
+    hub = with_builtins(boxes, FastPath())
+    box = hub.convert(TABLE, to="boxes")
+    out = hub.convert(box, to="boxes", copy=None)
+    assert out is box or calls  # a same-library conversion may pass the object through
+    info = {p.name: p for p in hub.plugins()}
+    assert info["FastPath" if "FastPath" in info else next(n for n in info if "FastPath" in n)]
+
+
+def documented_signature(func: Any) -> str:
+    """``def name(arg: Type, ...) -> Ret`` from the (string) annotations of a hook spec."""
+    notes = dict(func.__annotations__)
+    ret = notes.pop("return")
+    params = ", ".join(f"{p}: {notes[p]}" for p in inspect.signature(func).parameters)
+    return f"def {func.__name__}({params}) -> {ret}"
+
+
+def test_every_hook_has_a_test_and_a_documented_signature() -> None:
+    specs = [n for n, f in vars(hookspecs).items() if hasattr(f, "interchange_hub_spec")]
+    assert specs == ["register_adapters", "register_edges"]
+    docs = (ROOT / "docs" / "plugins.md").read_text()
+    tests = [n for n in globals() if n.startswith("test_hook_")]
+    for name in specs:
+        signature = documented_signature(getattr(hookspecs, name))
+        assert signature in docs, f"docs/plugins.md lacks {signature}"
+        assert any(t.startswith(f"test_hook_{name}_") for t in tests), f"no test for {name}"
+
+
+# -- contained failures, in process ---------------------------------------------------------
+@pytest.mark.parametrize(
+    ("plugin", "match"),
+    [
+        (broken_hook, "its hook register_adapters raised ValueError: broken_hook failed"),
+        (clashing, "named 'pyarrow', a name plugin 'interchange_hub.adapters._pyarrow'"),
+        (misspelled, "unknown hook 'register_adapter'.*did you mean 'register_adapters'"),
+        (wrong_args, "registering it raised PluginValidationError.*hub"),
+        ("tests.fake_plugins.broken_import", "RuntimeError: broken_import cannot find"),
+    ],
+)
+def test_a_broken_plugin_is_left_out_reported_and_the_hub_works(plugin: object, match: str) -> None:
+    hub = with_builtins(plugin, boxes)
+    with pytest.warns(ih.PluginWarning, match=match) as caught:
+        names = [a.name for a in hub.adapters()]
+    assert "was left out" in str(caught[0].message)
+    assert "interchange-hub plugins" in str(caught[0].message)
+    assert {"pyarrow", "polars", "boxes"} <= set(names)
+    assert hub.convert(TABLE, to="polars").shape == (3, 2)
+    assert hub.convert(TABLE, to="boxes").table.equals(TABLE)
+    failed = [p for p in hub.plugins() if p.error]
+    name = plugin if isinstance(plugin, str) else getattr(plugin, "__name__", "")
+    assert len(failed) == 1 and failed[0].name == name
+
+
+def test_the_listing_says_what_each_plugin_provides() -> None:
+    hub = with_builtins(boxes)
+    listing = {p.name: p for p in hub.plugins()}
+    assert listing["interchange_hub.adapters._polars"].adapters == ("polars",)
+    assert listing["interchange_hub.adapters._bridge"].hooks == ("register_edges",)
+    assert listing["interchange_hub.adapters._bridge"].edges > 0
+    assert listing["tests.fake_plugins.boxes"].adapters == ("boxes",)
+    assert listing["tests.fake_plugins.boxes"].source == "given"
+    assert all(p.loaded and not p.error for p in listing.values())
+
+
+def test_plugins_given_replace_the_builtins() -> None:
+    hub = ih.Hub(autoload=False, plugins=[boxes])
+    assert [a.name for a in hub.adapters()] == ["boxes"]
+    with pytest.raises(ih.UnknownTargetError):
+        hub.plan(TABLE, to="polars")
+
+
+def test_builtin_plugins_are_the_defaults() -> None:
+    assert [m.__name__ for m in ih.builtin_plugins()] == list(DEFAULT_PLUGINS)
+
+
+# -- entry points and environment variables, in a subprocess with fake distributions ------------
+def make_distribution(root: Path, dist: str, entries: dict[str, str]) -> None:
+    info = root / f"{dist}-1.2.3.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.2.3\n")
+    lines = "".join(f"{name} = {target}\n" for name, target in entries.items())
+    (info / "entry_points.txt").write_text(f"[interchange_hub]\n{lines}")
+
+
+PROBE = """
+import json, warnings
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    import interchange_hub as ih
+    import pyarrow as pa
+    hub = ih.default_hub()
+    adapters = [a.name for a in hub.adapters()]
+    result = ih.convert(pa.table({"a": [1, 2]}), to="polars").shape
+print(json.dumps({
+    "adapters": adapters,
+    "plugins": {p.name: p.as_dict() for p in hub.plugins()},
+    "warnings": [str(w.message) for w in caught],
+    "result": list(result),
+}))
+"""
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Path:
+    make_distribution(tmp_path, "boxes-plugin", {"boxes": "tests.fake_plugins.boxes"})
+    make_distribution(tmp_path, "broken-plugin", {"broken": "tests.fake_plugins.broken_import"})
+    return tmp_path
+
+
+def run_probe(site: Path, **env: str) -> dict[str, Any]:
+    environ = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("INTERCHANGE_HUB_DISABLE_PLUGIN_AUTOLOAD", "INTERCHANGE_HUB_LOAD_PLUGINS")
+    }
+    environ.update(env, PYTHONPATH=f"{ROOT}{os.pathsep}{site}", BOXES_MARKER=str(site / "ran"))
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        env=environ,
+        cwd=site,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    data: dict[str, Any] = json.loads(done.stdout)
+    data["ran"] = (site / "ran").exists()
+    return data
+
+
+def test_entry_points_load_on_first_use_and_a_broken_one_is_contained(site: Path) -> None:
+    data = run_probe(site)
+    assert "boxes" in data["adapters"] and data["result"] == [2, 1]
+    assert data["plugins"]["boxes"]["distribution"] == "boxes-plugin"
+    assert data["plugins"]["boxes"]["version"] == "1.2.3"
+    assert data["plugins"]["boxes"]["source"] == "entry point"
+    broken = data["plugins"]["broken"]
+    assert not broken["loaded"] and "RuntimeError" in broken["error"]
+    assert any("'broken' (distribution broken-plugin 1.2.3)" in w for w in data["warnings"])
+
+
+def test_load_plugins_lists_the_ones_to_load(site: Path) -> None:
+    data = run_probe(site, INTERCHANGE_HUB_LOAD_PLUGINS="boxes")
+    assert "boxes" in data["adapters"] and "broken" not in data["plugins"]
+    assert data["warnings"] == []
+
+
+def test_load_plugins_empty_loads_none(site: Path) -> None:
+    data = run_probe(site, INTERCHANGE_HUB_LOAD_PLUGINS="")
+    assert "boxes" not in data["adapters"] and not data["ran"]
+    assert data["result"] == [2, 1] and data["warnings"] == []
+
+
+def test_load_plugins_warns_about_an_unknown_name(site: Path) -> None:
+    data = run_probe(site, INTERCHANGE_HUB_LOAD_PLUGINS="boxes,boxxes")
+    assert "boxes" in data["adapters"]
+    (warning,) = [w for w in data["warnings"] if "'boxxes'" in w]
+    assert "no installed distribution has an entry point of that name" in warning
+    assert "boxes, broken" in warning.split("installed: ")[1]
+
+
+def test_disable_autoload_runs_no_third_party_code(site: Path) -> None:
+    data = run_probe(site, INTERCHANGE_HUB_DISABLE_PLUGIN_AUTOLOAD="1")
+    assert "boxes" not in data["adapters"] and not data["ran"]
+    assert data["result"] == [2, 1] and data["warnings"] == []
+    assert set(data["plugins"]) == set(DEFAULT_PLUGINS)

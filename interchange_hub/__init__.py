@@ -7,32 +7,85 @@
 
 from __future__ import annotations
 
+import importlib
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from interchange_hub.adapter import Adapter, Buffer, Context, Edge
-from interchange_hub.errors import (
-    ConsumedSourceError,
-    ConversionError,
-    CopyRequiredError,
-    DeviceError,
-    InterchangeError,
-    InvalidOptionError,
-    LossyConversionError,
-    LossyConversionWarning,
-    MissingDependencyError,
-    NoRouteError,
-    PluginWarning,
-    ProtocolError,
-    UnknownTargetError,
-    UnsupportedObjectError,
-)
-from interchange_hub.hookspecs import hookimpl
-from interchange_hub.hub import Hub
-from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Loss, Unroutable
-from interchange_hub.plans import Plan, Step
-from interchange_hub.plugins import PluginInfo, builtin_plugins
-from interchange_hub.protocols import Device
+if TYPE_CHECKING:
+    from interchange_hub.adapter import Adapter, Buffer, Context, Edge
+    from interchange_hub.errors import (
+        ConsumedSourceError,
+        ConversionError,
+        CopyRequiredError,
+        DeviceError,
+        InterchangeError,
+        InvalidOptionError,
+        LossyConversionError,
+        LossyConversionWarning,
+        MissingDependencyError,
+        NoRouteError,
+        PluginWarning,
+        ProtocolError,
+        UnknownTargetError,
+        UnsupportedObjectError,
+    )
+    from interchange_hub.hookspecs import hookimpl
+    from interchange_hub.hub import Hub
+    from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Loss, Unroutable
+    from interchange_hub.plans import Plan, Step
+    from interchange_hub.plugins import PluginInfo, builtin_plugins
+    from interchange_hub.protocols import Device
+
+# The public names and the modules that define them: imported on first access, so that
+# `import interchange_hub` costs almost nothing (no pluggy, no data library).
+_LAZY = {
+    "interchange_hub.adapter": ("Adapter", "Buffer", "Context", "Edge"),
+    "interchange_hub.errors": (
+        "ConsumedSourceError",
+        "ConversionError",
+        "CopyRequiredError",
+        "DeviceError",
+        "InterchangeError",
+        "InvalidOptionError",
+        "LossyConversionError",
+        "LossyConversionWarning",
+        "MissingDependencyError",
+        "NoRouteError",
+        "PluginWarning",
+        "ProtocolError",
+        "UnknownTargetError",
+        "UnsupportedObjectError",
+    ),
+    "interchange_hub.hookspecs": ("hookimpl",),
+    "interchange_hub.hub": ("Hub",),
+    "interchange_hub.model": (
+        "Column",
+        "Copy",
+        "DataInfo",
+        "Estimate",
+        "Kind",
+        "Loss",
+        "Unroutable",
+    ),
+    "interchange_hub.plans": ("Plan", "Step"),
+    "interchange_hub.plugins": ("PluginInfo", "builtin_plugins"),
+    "interchange_hub.protocols": ("Device",),
+}
+_MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'interchange_hub' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_MODULE_OF))
+
 
 __all__ = [
     "Adapter",
@@ -83,6 +136,8 @@ def default_hub() -> Hub:
     if _default is None:
         with _default_lock:
             if _default is None:
+                from interchange_hub.hub import Hub
+
                 _default = Hub()
     return _default
 

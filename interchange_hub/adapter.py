@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Hashable, Mapping, Sequence
 
     from interchange_hub.model import DataInfo, Estimate, Kind
 
@@ -117,6 +117,15 @@ class Adapter:
     def is_one_shot(self, obj: object) -> bool:
         """Whether reading ``obj`` consumes it (reader-like streams)."""
         return False
+
+    def route_key(self, obj: Any) -> Hashable | None:
+        """A cheap key for repeated conversions, or None (the default: always plan).
+
+        Two objects of one type with equal keys must get equal descriptions except for
+        their sizes (rows, bytes, the first dimension), so that a route planned for one
+        is exact for the other: the hub then reruns that route without planning again.
+        """
+        return None
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"

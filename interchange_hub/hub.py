@@ -29,7 +29,7 @@ from interchange_hub.plugins import (
 )
 from interchange_hub.protocols import Device, is_arrow, is_dlpack
 from interchange_hub.registry import Registry
-from interchange_hub.router import Router
+from interchange_hub.router import Router, run_steps, runs_of
 from interchange_hub.sources import PROTOCOL_SOURCE
 
 if TYPE_CHECKING:
@@ -39,6 +39,10 @@ if TYPE_CHECKING:
 
     from interchange_hub.model import DataInfo
     from interchange_hub.plans import Plan
+
+MAX_FAST_CALLS = 1024  # distinct (type, to, copy, device, strict) calls kept
+MAX_FAST_KEYS = 64  # route keys kept per call
+_ADAPTER = object()  # the key under which a call's source adapter is kept
 
 
 class Hub:
@@ -53,6 +57,9 @@ class Hub:
         self._pm_args = (autoload, None if plugins is None else list(plugins))
         self._pm: pluggy.PluginManager | None = None
         self._infos: dict[str, PluginInfo] = {}
+        # (type, to, copy, device, strict) -> {route key: steps}; the source adapter under
+        # _ADAPTER. A repeated conversion then costs a route key and the steps themselves.
+        self._fast: dict[tuple[object, ...], dict[Any, Any]] = {}
         self._registry = Registry()
         self._router = Router(self._registry.edges)
         self._lock = threading.Lock()
@@ -67,6 +74,7 @@ class Hub:
                     autoload, plugins = self._pm_args
                     loaded = load_plugins(autoload=autoload, plugins=plugins)
                     self._collect(loaded)
+                    self._fast.clear()
                     self._infos = loaded.infos
                     self._pm = loaded.pm
         return self._pm
@@ -191,10 +199,35 @@ class Hub:
         :param strict: raise :class:`~interchange_hub.errors.LossyConversionError` instead
             of warning when a step cannot keep a column faithfully.
         """
+        try:
+            fast = self._fast.get((type(obj), to, copy, device, strict))
+        except TypeError:  # an unhashable to= or device=: the slow path explains
+            fast = None
+        if fast is not None:
+            runs = fast.get(fast[_ADAPTER].route_key(obj))
+            if runs is not None:
+                return run_steps(obj, runs)
         plan, request, source = self._plan(obj, to, copy, device, strict)
         if plan.deferred:  # a stream of unknown schema: read it once, then plan for real
             return self.convert(_read_once(obj), to, copy=copy, device=device, strict=strict)
-        return self._router.execute(obj, plan, request, source.is_one_shot(obj))
+        one_shot = source.is_one_shot(obj)
+        result = self._router.execute(obj, plan, request, one_shot)
+        if not (one_shot or plan.losses):
+            self._remember((type(obj), to, copy, device, strict), source, obj, plan, request)
+        return result
+
+    def _remember(
+        self, call: tuple[object, ...], source: Adapter, obj: object, plan: Plan, request: Request
+    ) -> None:
+        """Keep a lossless route for objects with the same route key (see Adapter.route_key)."""
+        key = source.route_key(obj)
+        if key is None:
+            return
+        if len(self._fast) >= MAX_FAST_CALLS:
+            self._fast.clear()
+        routes = self._fast.setdefault(call, {_ADAPTER: source})
+        if len(routes) < MAX_FAST_KEYS:
+            routes[key] = runs_of(plan, request)
 
     def export(self, obj: object) -> Any:
         """An object exposing every interchange dunder that applies to ``obj``."""

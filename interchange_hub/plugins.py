@@ -36,6 +36,7 @@ DEFAULT_PLUGINS = (
     "interchange_hub.adapters._numpy",
     "interchange_hub.adapters._torch",
     "interchange_hub.adapters._bridge",
+    "interchange_hub.adapters._fastpaths",
 )
 
 BUILTIN = "built-in"

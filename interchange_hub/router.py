@@ -29,7 +29,7 @@ from interchange_hub.plans import Plan, Request, Step, format_bytes
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from interchange_hub.adapter import Adapter, Edge
+    from interchange_hub.adapter import Adapter, Context, Edge
 
 
 MAX_STEPS = 6
@@ -210,19 +210,7 @@ class Router:
             self._claim(obj)
 
         report_losses(plan.losses, plan.target, strict=False)
-        value: Any = obj
-        for number, step in enumerate(plan.steps, 1):
-            try:
-                value = step.edge.run(value, request.context(step.before, step.fresh))
-            except InterchangeError:
-                raise
-            except Exception as exc:
-                e = step.edge
-                raise ConversionError(
-                    f"step {number} ({e.source} -> {e.target} via {e.protocol}, adapter "
-                    f"{e.adapter}) failed: {type(exc).__name__}: {exc}"
-                ) from exc
-        return value
+        return run_steps(obj, runs_of(plan, request))
 
     def _claim(self, obj: object) -> None:
         with self._lock:
@@ -236,6 +224,30 @@ class Router:
                 self._consumed.add(obj)
             except TypeError:  # not weak-referenceable: cannot be tracked
                 pass
+
+
+Runs = tuple[tuple["Edge", "Context"], ...]
+
+
+def runs_of(plan: Plan, request: Request) -> Runs:
+    """The edges of a plan with the context each step runs in."""
+    return tuple((s.edge, request.context(s.before, s.fresh)) for s in plan.steps)
+
+
+def run_steps(obj: object, runs: Runs) -> Any:
+    """Run the steps in order; a library's exception becomes a ConversionError."""
+    value: Any = obj
+    for number, (edge, ctx) in enumerate(runs, 1):
+        try:
+            value = edge.run(value, ctx)
+        except InterchangeError:
+            raise
+        except Exception as exc:
+            raise ConversionError(
+                f"step {number} ({edge.source} -> {edge.target} via {edge.protocol}, adapter "
+                f"{edge.adapter}) failed: {type(exc).__name__}: {exc}"
+            ) from exc
+    return value
 
 
 def _aliases_readonly(steps: Sequence[Step]) -> bool:

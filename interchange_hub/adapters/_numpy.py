@@ -16,7 +16,7 @@ from interchange_hub.hookspecs import hookimpl
 from interchange_hub.model import Copy, DataInfo, Estimate, Kind, Loss, Unroutable
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Hashable, Mapping, Sequence
 
 
 class NumpyAdapter(Adapter):
@@ -33,6 +33,14 @@ class NumpyAdapter(Adapter):
 
     def describe(self, obj: Any) -> DataInfo:
         return tensorkit.describe_ndarray(obj)
+
+    def route_key(self, obj: Any) -> Hashable | None:
+        if type(obj) is not tensorkit.np_module().ndarray or not obj.size:
+            return None  # masked arrays and empty ones are always planned
+        flags = obj.flags
+        if not (flags.c_contiguous or flags.f_contiguous):
+            return None
+        return (obj.dtype, obj.shape[1:], obj.ndim, flags.c_contiguous, flags.writeable)
 
     def buffers(self, obj: Any) -> list[Buffer]:
         return tensorkit.ndarray_buffers(obj)

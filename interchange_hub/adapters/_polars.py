@@ -19,7 +19,7 @@ from interchange_hub.hookspecs import hookimpl
 from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Loss, Unroutable
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Hashable, Mapping, Sequence
 
 
 # Columns of a LazyFrame: converting back to polars (with copy=True) keeps it lazy.
@@ -71,6 +71,19 @@ class PolarsAdapter(Adapter):
         )
         kind = Kind.COLUMN if isinstance(obj, pl.Series) else Kind.TABLE
         return DataInfo(kind, cols, rows=len(obj))
+
+    def route_key(self, obj: Any) -> Hashable | None:
+        pl = _pl()
+        cls = type(obj)
+        if (cls is not pl.DataFrame and cls is not pl.Series) or not len(obj):
+            return None
+        series = obj.get_columns() if cls is pl.DataFrame else (obj,)
+        if any(s.null_count() for s in series):
+            return None  # nullable columns are probed by address in describe, every time
+        try:
+            return (cls, tuple((s.name, s.dtype, s.n_chunks()) for s in series))
+        except TypeError:  # an unhashable dtype
+            return None
 
     def buffers(self, obj: Any) -> list[Buffer]:
         pl = _pl()

@@ -15,7 +15,7 @@ from interchange_hub.model import Copy, DataInfo, Estimate, Kind, Unroutable
 from interchange_hub.protocols import is_arrow_stream
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Hashable, Mapping, Sequence
 
 
 class PyArrowAdapter(Adapter):
@@ -54,6 +54,17 @@ class PyArrowAdapter(Adapter):
             return arrowkit.describe_table(obj)
         return arrowkit.describe_column(obj)
 
+    def route_key(self, obj: Any) -> Hashable | None:
+        pa = arrowkit.pa_module()
+        cls = type(obj)
+        if cls is pa.Table or cls is pa.RecordBatch:
+            if not obj.num_rows:
+                return None
+            return (obj.schema, tuple(_column_key(c) for c in obj.columns))
+        if (cls is pa.ChunkedArray or isinstance(obj, pa.Array)) and len(obj):
+            return (cls, obj.type, _column_key(obj))
+        return None
+
     def is_one_shot(self, obj: object) -> bool:
         return isinstance(obj, arrowkit.pa_module().RecordBatchReader)
 
@@ -81,6 +92,12 @@ class PyArrowAdapter(Adapter):
                 ("pyarrow",),
             ),
         )
+
+
+def _column_key(arr: Any) -> tuple[bool, int, bool]:
+    """What of a column decides its route besides type and size: nulls, chunks, offsets."""
+    parts = arr.chunks if hasattr(arr, "chunks") else (arr,)
+    return (arr.null_count > 0, len(parts), any(p.offset for p in parts))
 
 
 def _export_estimate(ctx: Context) -> Estimate:

@@ -17,7 +17,7 @@ from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Unrout
 from interchange_hub.protocols import Device, DeviceType
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Hashable, Mapping, Sequence
 
 
 def _torch() -> Any:
@@ -71,6 +71,19 @@ class TorchAdapter(Adapter):
             layout=layout,
             device=_device(obj),
         )
+
+    def route_key(self, obj: Any) -> Hashable | None:
+        torch = _torch()
+        if (
+            type(obj) is not torch.Tensor
+            or obj.layout is not torch.strided
+            or not obj.is_contiguous()
+            or obj.is_conj()
+            or obj.is_neg()
+            or not obj.numel()
+        ):
+            return None
+        return (obj.dtype, obj.shape[1:], obj.dim(), obj.device, obj.requires_grad)
 
     def buffers(self, obj: Any) -> list[Buffer]:
         if obj.numel() == 0 or obj.layout != _torch().strided:

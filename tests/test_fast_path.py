@@ -30,7 +30,12 @@ def objects() -> list[Any]:
     arrays += [np.asfortranarray(np.arange(12.0).reshape(3, 4)), np.arange(12.0)[::-1]]
     readonly = np.arange(12.0)
     readonly.flags.writeable = False
-    arrays += [readonly, np.arange(24.0)[::2], np.zeros(0), np.ma.masked_array([1.0, 2.0], [0, 1])]
+    arrays += [
+        readonly,
+        np.arange(24.0)[::2],
+        np.zeros(0),
+        np.ma.masked_array([1.0, 2.0], [False, True]),
+    ]
     tensors = [torch.arange(12.0), torch.arange(40.0), torch.arange(12.0).reshape(3, 4)]
     tensors += [torch.arange(12.0).reshape(3, 4).t(), torch.arange(5.0, requires_grad=True)]
     tensors += [torch.arange(4.0, dtype=torch.float64), torch.zeros(0)]
@@ -38,7 +43,7 @@ def objects() -> list[Any]:
     columns += [c.slice(3) for c in columns[:4]] + [pa.array([1, 2, 3])]
     tables = [pa.table({"v": c}) for c in columns]
     tables += [pa.record_batch({"v": pa.array([1.0, 2.0])}), pa.table({"w": [1, 2]})]
-    frames = [pl.DataFrame({"a": [1, 2, 3]}), pl.DataFrame({"a": [1, 2, 3, 4, 5]})]
+    frames: list[Any] = [pl.DataFrame({"a": [1, 2, 3]}), pl.DataFrame({"a": [1, 2, 3, 4, 5]})]
     frames += [pl.DataFrame({"a": [1.0]}), pl.DataFrame({"b": [1, 2]}), pl.Series("a", [1, 2])]
     frames += [pl.concat([pl.DataFrame({"a": [1]}), pl.DataFrame({"a": [2]})], rechunk=False)]
     frames += [pl.DataFrame({"a": [1, None]}), pl.DataFrame({"c": ["x", "y"]}).cast(pl.Categorical)]

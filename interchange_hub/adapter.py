@@ -83,13 +83,16 @@ class Adapter:
     """Base class of library adapters; subclass it and register an instance.
 
     Class attributes: ``name`` (the target name users type), ``module`` (the
-    ``sys.modules`` key, checked before any ``isinstance``), ``extra`` (pip extra),
-    ``types`` (qualified type names for messages) and ``devices``.
+    ``sys.modules`` key, checked before any ``isinstance``), ``extra`` (the
+    interchange-hub pip extra), ``requirement`` (what to pip install instead, for a
+    third-party plugin's library), ``types`` (qualified type names for messages) and
+    ``devices``.
     """
 
     name: str = ""
     module: str = ""
     extra: str = ""
+    requirement: str = ""
     types: Sequence[str] = ()
     devices: Sequence[str] = ("cpu",)
 

@@ -102,13 +102,14 @@ class ConversionError(InterchangeError):
 class MissingDependencyError(InterchangeError, ImportError):
     """A library needed for this conversion is not installed."""
 
-    def __init__(self, module: str, extra: str, why: str = "") -> None:
+    def __init__(self, module: str, extra: str, why: str = "", requirement: str = "") -> None:
         self.module = module
         self.extra = extra
+        self.requirement = requirement or f"interchange-hub[{extra}]"
         reason = f" {why}" if why else ""
         super().__init__(
             f"{module} is required{reason} but is not installed. "
-            f"Install it with: pip install 'interchange-hub[{extra}]'",
+            f"Install it with: pip install '{self.requirement}'",
             name=module,
         )
 

@@ -298,7 +298,10 @@ class Hub:
         adapter, kind, cls = self.registry.resolve_target(to)
         if not installed(adapter.module):
             raise MissingDependencyError(
-                adapter.module, adapter.extra or adapter.module, f"to convert to {adapter.name}"
+                adapter.module,
+                adapter.extra or adapter.module,
+                f"to convert to {adapter.name}",
+                adapter.requirement,
             )
         dev = None if device is None else Device.parse(device)
         return Request(adapter.name, kind, cls, copy, dev, strict)

@@ -222,7 +222,7 @@ class _Kit:
         self.check("owns only its objects", not bad, "; ".join(bad) or "plain objects refused")
         if installed("numpy"):
             cube = require("numpy").arange(24.0).reshape(2, 3, 4)
-            self.outcome("3-D tensor", lambda: self.hub.convert(cube, to=self.name))
+            self.outcome("3-D tensor", lambda: self.convert(cube))
 
     # -- conversions -------------------------------------------------------------------------
     def outcome(self, name: str, call: Callable[[], Any]) -> tuple[bool, Any]:

@@ -38,7 +38,10 @@ def _from_numpy_estimate(ctx: Context) -> Estimate:
 
 
 def _from_numpy(value: Any, ctx: Context) -> Any:
-    return require("torch").from_numpy(value)
+    torch = require("torch")
+    if not value.flags.writeable:  # made read-only by an earlier step (Arrow memory):
+        return torch.from_dlpack(value)  # shared like from_numpy, without its warning
+    return torch.from_numpy(value)
 
 
 def _to_numpy_estimate(ctx: Context) -> Estimate:

@@ -247,6 +247,11 @@ def _import_estimate(ctx: Context) -> Estimate:
     copies: list[Copy] = []
     losses: list[Loss] = []
     for col in info.columns:
+        if "interval" in col.dtype:
+            raise Unroutable(
+                f"polars cannot import column {col.name!r} ({col.dtype}); cast it to a "
+                "duration or a struct of its fields first"
+            )
         reason = _import_copy_reason(col.dtype)
         if reason:
             copies.append(Copy(col.name, col.nbytes, reason))
@@ -287,6 +292,15 @@ def _import_copy_reason(dtype: str) -> str:
         return "dictionary columns are rebuilt as polars Categorical"
     if dtype.startswith("list<"):
         return "32-bit list offsets are widened to polars' 64-bit lists"
+    if dtype.startswith("fixed_size_binary"):
+        return "polars stores fixed-size binary as binary_view; it is rebuilt"
+    if dtype.startswith("time32") or dtype in ("time64[us]",):
+        return "polars stores times as nanoseconds (time64[ns]); values are rescaled"
+    if dtype in ("timestamp[s]", "duration[s]") or dtype.startswith("timestamp[s,"):
+        return "polars has no second unit; values are rescaled to milliseconds"
+    plain = dtype.replace("string_view", "").replace("binary_view", "")
+    if "string" in plain or "binary" in plain:
+        return "strings and binaries inside nested columns are rebuilt as views"
     return ""
 
 

@@ -1,0 +1,363 @@
+"""The arro3 plugin: every arro3 type to and from every built-in library, zero-copy checked."""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import importlib.metadata
+import os
+from collections.abc import Callable
+from typing import Any
+
+# Use only the plugins each test names, never those installed in the environment.
+os.environ.setdefault("INTERCHANGE_HUB_DISABLE_PLUGIN_AUTOLOAD", "1")
+
+import arro3.core as a3
+import interchange_hub as ih
+import interchange_hub.plugins
+import nanoarrow as na
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pytest
+import torch
+from interchange_hub.adapter import Context
+from interchange_hub.model import Column, DataInfo, Kind, Unroutable
+
+import interchange_hub_arro3
+
+
+def builtin_plugins() -> list[object]:
+    helper = getattr(interchange_hub.plugins, "builtin_plugins", None)
+    if helper is not None:
+        return list(helper())
+    return [importlib.import_module(p) for p in interchange_hub.plugins.DEFAULT_PLUGINS]
+
+
+@pytest.fixture
+def hub() -> ih.Hub:
+    """The built-in adapters and this plugin, nothing from entry points."""
+    return ih.Hub(autoload=False, plugins=[*builtin_plugins(), interchange_hub_arro3])
+
+
+def assert_claim_holds(hub: ih.Hub, src: Any, to: Any, **options: Any) -> Any:
+    """Convert; a zero-copy plan must leave every source byte inside the result."""
+    plan = hub.plan(src, to=to, **options)
+    result = hub.convert(src, to=to, **options)
+    total = sum(b.size for b in hub.buffers(src))
+    shared = hub.shared_bytes(src, result)
+    if plan.zero_copy:
+        assert shared >= total, f"zero-copy claimed, {shared} of {total} bytes shared\n{plan}"
+    elif total:
+        assert shared < total, f"a copy claimed, all {total} bytes shared\n{plan}"
+    return result
+
+
+def values(obj: Any) -> Any:
+    """Plain Python values of an arro3 or pyarrow object."""
+    if isinstance(obj, (a3.Table, a3.RecordBatch)):
+        return (
+            pa.table(obj).to_pylist()
+            if isinstance(obj, a3.Table)
+            else (pa.record_batch(obj).to_pylist())
+        )
+    if isinstance(obj, a3.Array):
+        return pa.array(obj).to_pylist()
+    if isinstance(obj, a3.ChunkedArray):
+        return pa.chunked_array(obj).to_pylist()
+    return obj.to_pylist()
+
+
+def field_name(obj: Any) -> str:
+    """The name in an arro3 Array's or ChunkedArray's field."""
+    return str(obj.field.name)
+
+
+def sample() -> pa.Table:
+    return pa.table(
+        {
+            "i": pa.array([1, None, 3, 4, -5, 6, 7, None, 9, 10], pa.int64()),
+            "f": pa.array(np.linspace(0.0, 1.0, 10)),
+            "s": pa.array(["a", "bb", None, "dddd", "", "f", "g", "h", None, "j"]),
+        }
+    )
+
+
+def test_registered_and_declared(hub: ih.Hub) -> None:
+    adapter = hub.registry.get("arro3")
+    assert isinstance(adapter, interchange_hub_arro3.Arro3Adapter)
+    assert adapter.type_kinds() == {
+        a3.Table: Kind.TABLE,
+        a3.RecordBatch: Kind.TABLE,
+        a3.Array: Kind.COLUMN,
+        a3.ChunkedArray: Kind.COLUMN,
+        a3.RecordBatchReader: Kind.STREAM,
+    }
+    try:
+        dist = importlib.metadata.distribution("interchange-hub-arro3")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("the plugin is not installed (pip install -e plugins/interchange-hub-arro3)")
+    eps = [ep for ep in dist.entry_points if ep.group == "interchange_hub"]
+    assert [(ep.name, ep.value) for ep in eps] == [("arro3", "interchange_hub_arro3")]
+
+
+# -- arro3 -> every library ------------------------------------------------------------------
+def test_table_to_table_libraries(hub: ih.Hub) -> None:
+    table = a3.Table.from_arrow(sample())
+    expected = sample().to_pylist()
+    result = assert_claim_holds(hub, table, "pyarrow")
+    assert isinstance(result, pa.Table) and result.to_pylist() == expected
+    result = assert_claim_holds(hub, table, "nanoarrow")
+    assert pa.Table.from_struct_array(pa.array(result)).to_pylist() == expected
+    assert assert_claim_holds(hub, table, "polars").to_dicts() == expected
+    frame = assert_claim_holds(hub, table, "pandas")
+    assert pa.Table.from_pandas(frame, preserve_index=False).to_pylist() == expected
+
+
+def test_numeric_table_and_array_to_tensors(hub: ih.Hub) -> None:
+    matrix = np.arange(12.0).reshape(6, 2)
+    table = a3.Table.from_arrow(pa.table({"x": matrix[:, 0], "y": matrix[:, 1]}))
+    for lib in ("numpy", "torch"):
+        assert assert_claim_holds(hub, table, lib).tolist() == matrix.tolist()
+    data = np.arange(100.0)
+    arr = a3.Array.from_numpy(data)
+    for lib in ("numpy", "torch"):
+        plan = hub.plan(arr, to=lib)
+        tensor = assert_claim_holds(hub, arr, lib)
+        assert plan.zero_copy and tensor.tolist() == data.tolist()
+    assert hub.convert(arr, to="torch").data_ptr() == data.ctypes.data
+
+
+@pytest.mark.parametrize("lib", ["pyarrow", "nanoarrow", "polars", "pandas", "numpy", "torch"])
+def test_columns_to_every_library(hub: ih.Hub, lib: str) -> None:
+    source = pa.chunked_array([pa.array([1.5, 2.5]), pa.array([3.5])])
+    for column in (a3.ChunkedArray.from_arrow(source), a3.Array.from_arrow(source.chunk(1))):
+        result = assert_claim_holds(hub, column, lib)
+        if lib in ("numpy", "torch"):
+            got = result.tolist()
+        elif isinstance(result, pa.Array):
+            got = result.to_pylist()
+        else:
+            got = pa.chunked_array(result).to_pylist()
+        assert got == values(column)
+
+
+def test_a_record_batch_and_its_types(hub: ih.Hub) -> None:
+    batch = a3.RecordBatch.from_arrow(sample().to_batches()[0])
+    assert assert_claim_holds(hub, batch, "polars").to_dicts() == sample().to_pylist()
+    assert values(assert_claim_holds(hub, batch, a3.Table)) == sample().to_pylist()
+
+
+# -- every library -> arro3 ------------------------------------------------------------------
+SOURCES: dict[str, tuple[Callable[[], Any], type]] = {
+    "pyarrow table": (lambda: sample(), a3.Table),
+    "pyarrow batch": (lambda: sample().to_batches()[0], a3.Table),
+    "nanoarrow table": (lambda: na.Array(sample()), a3.Table),
+    "polars frame": (lambda: pl.from_arrow(sample()), a3.Table),
+    "pandas frame": (lambda: sample().to_pandas(types_mapper=pd.ArrowDtype), a3.Table),
+}
+
+
+@pytest.mark.parametrize("name", list(SOURCES))
+def test_tables_to_arro3(hub: ih.Hub, name: str) -> None:
+    make, kind = SOURCES[name]
+    result = assert_claim_holds(hub, make(), "arro3")
+    assert isinstance(result, kind) and values(result) == sample().to_pylist()
+
+
+COLUMNS: dict[str, tuple[Callable[[], Any], type, str]] = {
+    "pyarrow array": (lambda: pa.array([1.0, None, 3.0]), a3.Array, ""),
+    "pyarrow chunked": (lambda: pa.chunked_array([[1.0], [None, 3.0]]), a3.ChunkedArray, ""),
+    "nanoarrow array": (lambda: na.Array(pa.array([1.0, None, 3.0])), a3.ChunkedArray, ""),
+    "polars series": (lambda: pl.Series("v", [1.0, None, 3.0]), a3.ChunkedArray, "v"),
+    "pandas series": (lambda: pd.Series([1.0, None, 3.0], name="v"), a3.ChunkedArray, "v"),
+}
+
+
+@pytest.mark.parametrize("name", list(COLUMNS))
+def test_columns_to_arro3_keep_their_name(hub: ih.Hub, name: str) -> None:
+    make, kind, column_name = COLUMNS[name]
+    result = assert_claim_holds(hub, make(), "arro3")
+    assert type(result) is kind
+    assert values(result) == [1.0, None, 3.0]
+    assert field_name(result) == column_name
+
+
+@pytest.mark.parametrize("lib", ["numpy", "torch"])
+def test_tensors_to_arro3_zero_copy(hub: ih.Hub, lib: str) -> None:
+    data = np.random.default_rng(3).standard_normal(1000)
+    source = data if lib == "numpy" else torch.from_numpy(data)
+    plan = hub.plan(source, to="arro3")
+    arr = assert_claim_holds(hub, source, "arro3")
+    assert plan.zero_copy and isinstance(arr, a3.Array)
+    assert pa.array(arr).buffers()[1].address == data.ctypes.data
+    matrix = np.asfortranarray(np.arange(6.0).reshape(3, 2))
+    table = assert_claim_holds(hub, matrix, "arro3")
+    assert isinstance(table, a3.Table) and pa.table(table).column_names == ["column_0", "column_1"]
+
+
+@pytest.mark.parametrize(
+    ("to", "kind"),
+    [
+        (a3.Table, a3.Table),
+        (a3.RecordBatch, a3.RecordBatch),
+        (a3.Array, a3.Array),
+        (a3.ChunkedArray, a3.ChunkedArray),
+        (a3.RecordBatchReader, a3.RecordBatchReader),
+    ],
+)
+def test_every_arro3_type_as_a_target(hub: ih.Hub, to: type, kind: type) -> None:
+    source = pl.Series("v", [1, 2, 3]) if kind in (a3.Array, a3.ChunkedArray) else sample()
+    result = hub.convert(source, to=to)
+    assert type(result) is kind
+    if isinstance(result, a3.RecordBatchReader):
+        assert pa.table(result).to_pylist() == sample().to_pylist()
+    elif kind in (a3.Array, a3.ChunkedArray):
+        assert values(result) == [1, 2, 3] and field_name(result) == "v"
+    else:
+        assert values(result) == sample().to_pylist()
+
+
+def test_contiguous_targets_combine_chunks_as_a_copy(hub: ih.Hub) -> None:
+    chunked = pa.chunked_array([pa.array([1, 2]), pa.array([3])])
+    plan = hub.plan(chunked, to=a3.Array)
+    assert not plan.zero_copy and "combined" in str(plan)
+    assert values(assert_claim_holds(hub, chunked, a3.Array)) == [1, 2, 3]
+    table = pa.concat_tables([sample(), sample()])
+    assert not hub.plan(table, to=a3.RecordBatch).zero_copy
+    assert hub.plan(table, to=a3.Table).zero_copy
+    with pytest.raises(ih.CopyRequiredError, match="combined"):
+        hub.convert(chunked, to=a3.Array, copy=False)
+
+
+def test_copy_true_shares_nothing(hub: ih.Hub) -> None:
+    table = sample()
+    copied = hub.convert(table, to="arro3", copy=True)
+    assert hub.shared_bytes(table, copied) == 0 and values(copied) == table.to_pylist()
+    a3_table = a3.Table.from_arrow(table)
+    for lib in ("pyarrow", "polars", "numpy"):
+        data = a3_table if lib != "numpy" else a3.Table.from_arrow(pa.table({"x": [1.0, 2.0]}))
+        assert hub.shared_bytes(data, hub.convert(data, to=lib, copy=True)) == 0
+
+
+def test_zero_copy_round_trip_by_address(hub: ih.Hub) -> None:
+    table = pa.table({"a": np.arange(1000, dtype=np.int64), "s": [str(i) for i in range(1000)]})
+    a3_table = hub.convert(table, to="arro3")
+    assert hub.plan(table, to="arro3").zero_copy
+    total = sum(b.size for b in hub.buffers(table))
+    assert total > 8000 and hub.shared_bytes(table, a3_table) == total
+    back = hub.convert(a3_table, to="pyarrow")
+    for name in ("a", "s"):
+        ours, theirs = back.column(name).chunk(0), table.column(name).chunk(0)
+        assert ours.buffers()[1].address == theirs.buffers()[1].address
+
+
+# -- nulls, empty, slices --------------------------------------------------------------------
+def test_nulls_and_empty(hub: ih.Hub) -> None:
+    assert values(hub.convert(sample(), to="arro3")) == sample().to_pylist()
+    empty = hub.convert(sample().slice(0, 0), to="arro3")
+    assert isinstance(empty, a3.Table) and empty.num_rows == 0
+    assert pa.table(empty).schema == sample().schema
+    assert values(hub.convert(pa.array([], pa.int64()), to="arro3")) == []
+
+
+def test_a_slice_with_nulls_claims_its_rebuilt_bitmap(hub: ih.Hub) -> None:
+    sliced = sample().slice(3, 6)
+    assert sliced.column("i").chunk(0).offset == 3
+    plan = hub.plan(sliced, to="arro3")
+    assert list(plan.copied_columns) == ["i", "s"]  # "f" has no nulls: zero-copy
+    result = assert_claim_holds(hub, sliced, "arro3")
+    assert values(result) == sliced.to_pylist()
+    # The arro3 object re-exports a new bitmap each time: its own export claims a copy.
+    assert not hub.plan(result, to="pyarrow").zero_copy
+    assert assert_claim_holds(hub, result, "pyarrow").to_pylist() == sliced.to_pylist()
+    no_nulls = pa.array(np.arange(50, dtype=np.int64)).slice(5, 30)
+    assert hub.plan(no_nulls, to="arro3").zero_copy
+    assert values(assert_claim_holds(hub, no_nulls, "arro3")) == list(range(5, 35))
+
+
+def test_an_arro3_slice_converts(hub: ih.Hub) -> None:
+    arr = a3.Array.from_arrow(pa.array([1, None, 3, 4, None, 6, 7, 8, 9, 10])).slice(3, 5)
+    assert assert_claim_holds(hub, arr, "pyarrow").to_pylist() == [4, None, 6, 7, 8]
+    assert assert_claim_holds(hub, arr, "polars").to_list() == [4, None, 6, 7, 8]
+
+
+# -- streams ---------------------------------------------------------------------------------
+def test_an_arro3_reader_is_one_shot(hub: ih.Hub) -> None:
+    reader = a3.RecordBatchReader.from_arrow(sample())
+    assert hub.is_one_shot(reader) and hub.buffers(reader) == []
+    assert hub.describe(reader).kind == Kind.STREAM
+    frame = hub.convert(reader, to="polars")
+    frame = frame.collect() if isinstance(frame, pl.LazyFrame) else frame
+    assert frame.to_dicts() == sample().to_pylist()
+    with pytest.raises(ih.ConsumedSourceError):
+        hub.convert(reader, to="pyarrow")
+
+
+def test_a_reader_read_elsewhere_is_refused(hub: ih.Hub) -> None:
+    reader = a3.RecordBatchReader.from_arrow(sample())
+    reader.read_all()
+    with pytest.raises(ih.ConsumedSourceError, match="closed"):
+        hub.convert(reader, to="pyarrow")
+
+
+def test_a_pyarrow_reader_becomes_a_lazy_arro3_reader(hub: ih.Hub) -> None:
+    table = sample()
+    reader = pa.RecordBatchReader.from_batches(table.schema, table.to_batches(max_chunksize=3))
+    result = hub.convert(reader, to="arro3")
+    assert isinstance(result, a3.RecordBatchReader) and not result.closed
+    assert pa.table(result).to_pylist() == table.to_pylist()
+    with pytest.raises(ih.ConsumedSourceError):
+        hub.convert(reader, to="arro3")
+    reader = pa.RecordBatchReader.from_batches(table.schema, table.to_batches())
+    assert values(hub.convert(reader, to=a3.Table)) == table.to_pylist()
+
+
+def test_an_array_reader_is_a_one_shot_column(hub: ih.Hub) -> None:
+    reader = a3.ArrayReader.from_arrow(pa.chunked_array([[1, 2], [3]]))
+    assert hub.is_one_shot(reader) and hub.describe(reader).kind == Kind.COLUMN
+    assert hub.convert(reader, to="polars").to_list() == [1, 2, 3]
+    with pytest.raises(ih.ConsumedSourceError):
+        hub.convert(reader, to="polars")
+
+
+# -- lifetimes -------------------------------------------------------------------------------
+def test_results_outlive_their_sources(hub: ih.Hub) -> None:
+    source = pa.table({"x": np.arange(1000, dtype=np.int64) * 3})
+    result = hub.convert(source, to="arro3")
+    del source
+    gc.collect()
+    junk = [np.full(4096, 7) for _ in range(64)]
+    del junk
+    assert pa.table(result).column("x").to_pylist() == [3 * i for i in range(1000)]
+    back = hub.convert(result, to="numpy")
+    del result
+    gc.collect()
+    assert back.reshape(-1).tolist() == [3 * i for i in range(1000)]
+
+
+# -- refusals --------------------------------------------------------------------------------
+def test_tensors_are_unroutable_in_the_estimate() -> None:
+    edge = next(e for e in interchange_hub_arro3.Arro3Adapter().edges() if e.target == "arro3")
+    tensor = DataInfo(Kind.TENSOR, (Column("", "float64", 48, 0),), rows=3, shape=(3, 2))
+    with pytest.raises(Unroutable, match="Arrow bridge"):
+        edge.estimate(Context(tensor))
+
+
+def test_errors_stay_in_the_error_tree(hub: ih.Hub) -> None:
+    with pytest.raises(ih.NoRouteError, match="complex"):
+        hub.convert(np.ones((3, 2), dtype=np.complex128), to="arro3")
+    with pytest.raises(ih.NoRouteError, match="holds one column"):
+        hub.convert(sample(), to=a3.Array)
+    with pytest.raises(ih.NoRouteError, match="cannot be stored in a tensor"):
+        hub.convert(a3.Array.from_arrow(pa.array(["x"])), to="torch")
+    cube = np.arange(24.0).reshape(2, 3, 4)  # a fixed-shape tensor column, not an error
+    column = hub.convert(cube, to="arro3")
+    assert hub.convert(column, to="numpy").tolist() == cube.tolist()
+
+
+def test_conformance() -> None:
+    from interchange_hub.testing import assert_conforms
+
+    assert_conforms(interchange_hub_arro3, "arro3")

@@ -367,11 +367,14 @@ def column_to_ndarray(col: Any, dlpack_only: bool) -> Any:
         return col.cast(pa.float64(), safe=False).to_numpy(zero_copy_only=False)
     if pa.types.is_date32(typ):
         return col.to_numpy(zero_copy_only=False).astype("datetime64[D]")
+    if pa.types.is_nested(typ) or pa.types.is_dictionary(typ):
+        # Python values: numpy's own nesting would turn integer lists with nulls into floats.
+        out = np.empty(len(col), dtype=object)
+        for i, value in enumerate(col.to_pylist()):
+            out[i] = value
+        return out
     if is_string(str(typ)) or not (pa.types.is_primitive(typ) or pa.types.is_temporal(typ)):
-        return np.asarray(
-            col.to_pylist() if pa.types.is_dictionary(typ) else col.to_numpy(zero_copy_only=False),
-            dtype=object,
-        )
+        return np.asarray(col.to_numpy(zero_copy_only=False), dtype=object)
     return col.to_numpy(zero_copy_only=False)
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from interchange_hub import arrowkit
 from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge
 from interchange_hub.dependencies import installed, require
+from interchange_hub.errors import ConversionError
 from interchange_hub.hookspecs import hookimpl
 from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Loss, Unroutable
 
@@ -193,23 +194,38 @@ def _export_estimate(ctx: Context) -> Estimate:
                 f"column {col.name!r} ({col.dtype.split(' ', 1)[1]}) has no Arrow export in "
                 "polars (128-bit integers inside nested types); cast it first"
             )
-        if col.dtype in ("int128", "uint128"):
-            raise Unroutable(
-                f"column {col.name!r} is {col.dtype}, which polars exports in a private "
-                "format no other library reads; cast it to Int64 or Decimal first"
-            )
-    copies: tuple[Copy, ...] = tuple(
-        Copy(c.name, c.nbytes, "polars builds new Arrow dictionary indices for a Categorical")
-        for c in info.columns
-        if "rebuilt_on_export" in c.flags
-    ) + tuple(
-        Copy(
+    wide = [c for c in info.columns if c.dtype in _WIDE_INTS]
+    losses = tuple(
+        Loss(
             c.name,
-            max(info.rows, 0) // 8 + 1,
-            "polars realigns a validity bitmap it imported at an offset",
+            c.dtype,
+            _DECIMAL,
+            "Arrow has no 128-bit integer; values of 39 digits "
+            "(|v| >= 10**38) do not fit and make the conversion fail",
         )
-        for c in info.columns
-        if "bitmap_rebuilt_on_export" in c.flags
+        for c in wide
+    )
+    copies: tuple[Copy, ...] = (
+        tuple(
+            Copy(
+                c.name, c.nbytes, f"{c.dtype} is cast to {_DECIMAL} (polars' own export is private)"
+            )
+            for c in wide
+        )
+        + tuple(
+            Copy(c.name, c.nbytes, "polars builds new Arrow dictionary indices for a Categorical")
+            for c in info.columns
+            if "rebuilt_on_export" in c.flags
+        )
+        + tuple(
+            Copy(
+                c.name,
+                max(info.rows, 0) // 8 + 1,
+                "polars realigns a validity bitmap it imported at an offset",
+            )
+            for c in info.columns
+            if "bitmap_rebuilt_on_export" in c.flags
+        )
     )
     why = "polars exports its own buffers"
     if info.columns and info.columns[0].chunks == -1:
@@ -223,13 +239,18 @@ def _export_estimate(ctx: Context) -> Estimate:
                 for c in info.columns
                 if c.chunks > 1
             )
-    return Estimate(info, copies, why=why)
+    if wide:
+        cols = tuple(replace(c, dtype=_DECIMAL) if c in wide else c for c in info.columns)
+        info = info.but(columns=cols)
+    return Estimate(info, copies, losses, why=why)
 
 
 def _export(value: Any, ctx: Context) -> Any:
     pl = _pl()
     if isinstance(value, pl.LazyFrame):
         value = value.collect()
+    if any(c.dtype in _WIDE_INTS for c in ctx.info.columns):
+        value = _cast_wide_ints(pl, value)
     if isinstance(value, pl.DataFrame) and any(s.n_chunks() > 1 for s in value.get_columns()):
         if installed("pyarrow"):
             pa = arrowkit.pa_module()
@@ -237,6 +258,25 @@ def _export(value: Any, ctx: Context) -> Any:
             return pa.table([pa.chunked_array(s) for s in cols], names=[s.name for s in cols])
         return value.rechunk()
     return value
+
+
+_WIDE_INTS = ("int128", "uint128")
+_DECIMAL = "decimal128(38, 0)"
+
+
+def _cast_wide_ints(pl: Any, value: Any) -> Any:
+    wide = (pl.Int128, pl.UInt128)
+    try:
+        if isinstance(value, pl.Series):
+            return value.cast(pl.Decimal(38, 0)) if value.dtype in wide else value
+        return value.with_columns(
+            pl.col(n).cast(pl.Decimal(38, 0)) for n, d in value.schema.items() if d in wide
+        )
+    except Exception as exc:
+        raise ConversionError(
+            f"a 128-bit integer column has values of 39 digits, which {_DECIMAL} cannot "
+            f"hold ({type(exc).__name__}: {exc}); cast them to Float64 or String first"
+        ) from exc
 
 
 def _import_estimate(ctx: Context) -> Estimate:
@@ -263,9 +303,9 @@ def _import_estimate(ctx: Context) -> Estimate:
                 Loss(
                     col.name,
                     col.dtype,
-                    "Datetime with an Etc/GMT zone",
-                    "the fixed offset is renamed to an IANA Etc/GMT zone "
-                    "(same instants, sign inverted by IANA convention)",
+                    "Datetime('UTC')",
+                    "polars has no fixed-offset zones: the zone becomes UTC (same instants; "
+                    "local times shift by the offset)",
                 )
             )
     if want == Kind.STREAM and info.kind == Kind.STREAM:
@@ -324,10 +364,28 @@ def _import(value: Any, ctx: Context) -> Any:
     return frame.lazy() if lazy else frame
 
 
+def _fixed_offsets_to_utc(pa: Any, data: Any) -> Any:
+    """Cast timestamp columns with a fixed offset zone (+05:30), which polars refuses, to UTC."""
+    fields = data.schema if hasattr(data, "schema") else [pa.field("", data.type)]
+    if not any(_fixed_offset(pa, f.type) for f in fields):
+        return data
+    if not hasattr(data, "schema"):
+        return data.cast(pa.timestamp(data.type.unit, "UTC"))
+    schema = pa.schema(
+        f.with_type(pa.timestamp(f.type.unit, "UTC")) if _fixed_offset(pa, f.type) else f
+        for f in data.schema
+    )
+    return data.cast(schema)
+
+
+def _fixed_offset(pa: Any, typ: Any) -> bool:
+    return bool(pa.types.is_timestamp(typ) and typ.tz and typ.tz[0] in "+-")
+
+
 def _series(value: Any, name: str) -> Any:
     pl = _pl()
     if installed("pyarrow"):
-        col = arrowkit.read_column(value)
+        col = _fixed_offsets_to_utc(arrowkit.pa_module(), arrowkit.read_column(value))
         series = pl.from_arrow(col, rechunk=False)
     else:
         series = pl.Series(value)
@@ -336,8 +394,10 @@ def _series(value: Any, name: str) -> Any:
 
 def _frame(value: Any, info: DataInfo) -> Any:
     pl = _pl()
-    if any(c.chunks > 1 for c in info.columns) and installed("pyarrow"):
-        return pl.from_arrow(arrowkit.read_table(value), rechunk=False)
+    offsets = any("tz=+" in c.dtype or "tz=-" in c.dtype for c in info.columns)
+    if (offsets or any(c.chunks > 1 for c in info.columns)) and installed("pyarrow"):
+        table = _fixed_offsets_to_utc(arrowkit.pa_module(), arrowkit.read_table(value))
+        return pl.from_arrow(table, rechunk=False)
     return pl.DataFrame(value)
 
 

@@ -145,8 +145,16 @@ def read_any(value: Any) -> Any:
     else:
         col = pa.chunked_array([pa.array(value)])
     if pa.types.is_struct(col.type):
-        return pa.Table.from_struct_array(col)
+        return struct_table(col)
     return col
+
+
+def struct_table(col: Any) -> Any:
+    """A pyarrow Table of a struct ChunkedArray's fields (also when it has no chunks)."""
+    pa = pa_module()
+    if not col.num_chunks:
+        return pa.schema(list(col.type)).empty_table()
+    return pa.Table.from_struct_array(col)
 
 
 def as_chunked(value: Any) -> Any:

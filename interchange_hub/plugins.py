@@ -89,7 +89,8 @@ class Loaded:
         """Record a failure of plugin ``name`` and warn about it."""
         info = self.infos.get(name) or PluginInfo(name, GIVEN)
         error = " ".join(error.split())  # pluggy's messages span lines
-        where = f" (distribution {info.distribution} {info.version})" if info.distribution else ""
+        dist = f"{info.distribution} {info.version}".strip()
+        where = f" (distribution {dist})" if dist else ""
         message = f"{info.error}; {error}" if info.error else error
         self.infos[name] = replace(info, error=message)
         warn(

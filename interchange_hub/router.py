@@ -242,7 +242,9 @@ def run_steps(obj: object, runs: Runs) -> Any:
             value = edge.run(value, ctx)
         except InterchangeError:
             raise
-        except Exception as exc:
+        except (KeyboardInterrupt, SystemExit, GeneratorExit):
+            raise
+        except BaseException as exc:
             raise ConversionError(
                 f"step {number} ({edge.source} -> {edge.target} via {edge.protocol}, adapter "
                 f"{edge.adapter}) failed: {type(exc).__name__}: {exc}"

@@ -53,8 +53,8 @@ class NanoarrowAdapter(Adapter):
             return arrowkit.describe_schema(pa.schema([pa.field(obj.schema)]), Kind.COLUMN)
         if installed("pyarrow"):
             col = arrowkit.pa_module().chunked_array(obj)
-            if is_table:
-                return arrowkit.describe_table(arrowkit.pa_module().Table.from_struct_array(col))
+            if is_table and not col.null_count:  # a struct with null rows is a column
+                return arrowkit.describe_table(arrowkit.struct_table(col))
             return arrowkit.describe_column(col)
         kind = Kind.TABLE if is_table else Kind.COLUMN
         return DataInfo(kind, (Column("", str(obj.schema.type), -1, -1, obj.n_chunks),))

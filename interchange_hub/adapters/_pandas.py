@@ -29,6 +29,7 @@ from interchange_hub.model import (
     Unroutable,
     is_integer,
     is_numeric,
+    is_string,
 )
 from interchange_hub.protocols import ArrowStreamProducer
 from interchange_hub.tensorkit import ndarray_buffers, np_dtype_name
@@ -219,7 +220,8 @@ def _export(value: Any, ctx: Context) -> Any:
 
 # Arrow types that pandas keeps as ArrowDtype (shared buffers): see _arrow_backed.
 _ARROW_BACKED = re.compile(
-    r"^(decimal|date|time(32|64)|list<|large_list<|fixed_size_list<|struct<|map<)"
+    r"^(decimal|date|time(32|64)|list<|large_list<|fixed_size_list<|struct<|map<"
+    r"|binary|large_binary|fixed_size_binary|binary_view)"
 )
 
 
@@ -313,7 +315,17 @@ def _to_frame(table: Any, copy: bool | None) -> Any:
         for i in range(frame.shape[1]):
             if _read_only(frame.iloc[:, i].array):  # e.g. categorical codes viewing Arrow
                 frame.isetitem(i, frame.iloc[:, i].copy(deep=True))
+    for i, col in enumerate(table.columns):
+        if pa.types.is_dictionary(col.type):
+            frame.isetitem(i, _typed_categories(frame.iloc[:, i], col.type))
     return frame
+
+
+def _typed_categories(series: Any, arrow_type: Any) -> Any:
+    """pandas gives an empty dictionary object categories, which export as Arrow nulls."""
+    if len(series.cat.categories) or not is_string(arrowkit.dtype_name(arrow_type.value_type)):
+        return series
+    return series.cat.set_categories(_pd().Index([], dtype="str"))
 
 
 def _read_only(arr: Any) -> bool:
@@ -330,6 +342,10 @@ def _import(value: Any, ctx: Context) -> Any:
         if want == Kind.TABLE:
             return _to_frame(arrowkit.table_from_column(col, name), ctx.copy)
         series = col.to_pandas(types_mapper=_nullable_mapper if col.null_count else _arrow_backed)
+        if not len(series) and is_string(str(col.type)) and series.dtype == object:
+            series = series.astype("str")  # pandas gives an empty string column object dtype
+        if col.null_count == 0 and arrowkit.pa_module().types.is_dictionary(col.type):
+            series = _typed_categories(series, col.type)
         if ctx.copy and _read_only(series.array):
             series = series.copy(deep=True)  # to_pandas may hand out a read-only view
         return series.rename(name or None)

@@ -295,6 +295,9 @@ def _import_estimate(ctx: Context) -> Estimate:
         reason = _import_copy_reason(col.dtype)
         if reason:
             copies.append(Copy(col.name, col.nbytes, reason))
+        elif col.dtype.startswith("fixed_size_list") and ("sliced" in col.flags or col.chunks > 1):
+            reason = "polars cannot import a fixed-size list at an offset; it is rebuilt"
+            copies.append(Copy(col.name, col.nbytes, reason))
         elif col.nulls > 0 and "sliced" in col.flags:
             reason = "polars rebuilds the validity bitmap of a sliced column with nulls"
             copies.append(Copy(col.name, max(info.rows, 0) // 8 + 1, reason))
@@ -332,6 +335,8 @@ def _import_copy_reason(dtype: str) -> str:
         return "dictionary columns are rebuilt as polars Categorical"
     if dtype.startswith("list<"):
         return "32-bit list offsets are widened to polars' 64-bit lists"
+    if dtype == "date64[ms]":
+        return "polars stores dates as 32-bit days (Date); date64 is converted to date32"
     if dtype.startswith("fixed_size_binary"):
         return "polars stores fixed-size binary as binary_view; it is rebuilt"
     if dtype.startswith("time32") or dtype in ("time64[us]",):
@@ -364,6 +369,33 @@ def _import(value: Any, ctx: Context) -> Any:
     return frame.lazy() if lazy else frame
 
 
+def _for_polars(pa: Any, data: Any) -> Any:
+    """Arrow data polars can import: fixed offsets become UTC, and fixed-size lists at an
+    offset are rebuilt (polars fails on them: its validity length check ignores offsets)."""
+    data = _fixed_offsets_to_utc(pa, data)
+    if hasattr(data, "schema"):
+        if any(pa.types.is_date64(f.type) for f in data.schema):
+            schema = pa.schema(
+                f.with_type(pa.date32()) if pa.types.is_date64(f.type) else f for f in data.schema
+            )
+            data = data.cast(schema)
+        if any(pa.types.is_fixed_size_list(f.type) for f in data.schema):
+            return pa.table([_rebuilt(pa, c) for c in data.columns], schema=data.schema)
+        return data
+    if pa.types.is_date64(data.type):
+        return data.cast(pa.date32())
+    return _rebuilt(pa, data)
+
+
+def _rebuilt(pa: Any, col: Any) -> Any:
+    if not pa.types.is_fixed_size_list(col.type):
+        return col
+    chunks = col.chunks if hasattr(col, "chunks") else [col]
+    if not any(c.offset for c in chunks) and len(chunks) <= 1:
+        return col
+    return pa.concat_arrays(chunks) if chunks else col
+
+
 def _fixed_offsets_to_utc(pa: Any, data: Any) -> Any:
     """Cast timestamp columns with a fixed offset zone (+05:30), which polars refuses, to UTC."""
     fields = data.schema if hasattr(data, "schema") else [pa.field("", data.type)]
@@ -385,7 +417,7 @@ def _fixed_offset(pa: Any, typ: Any) -> bool:
 def _series(value: Any, name: str) -> Any:
     pl = _pl()
     if installed("pyarrow"):
-        col = _fixed_offsets_to_utc(arrowkit.pa_module(), arrowkit.read_column(value))
+        col = _for_polars(arrowkit.pa_module(), arrowkit.read_column(value))
         series = pl.from_arrow(col, rechunk=False)
     else:
         series = pl.Series(value)
@@ -395,8 +427,9 @@ def _series(value: Any, name: str) -> Any:
 def _frame(value: Any, info: DataInfo) -> Any:
     pl = _pl()
     offsets = any("tz=+" in c.dtype or "tz=-" in c.dtype for c in info.columns)
-    if (offsets or any(c.chunks > 1 for c in info.columns)) and installed("pyarrow"):
-        table = _fixed_offsets_to_utc(arrowkit.pa_module(), arrowkit.read_table(value))
+    fixed = any(c.dtype.startswith(("fixed_size_list", "date64")) for c in info.columns)
+    if (offsets or fixed or any(c.chunks > 1 for c in info.columns)) and installed("pyarrow"):
+        table = _for_polars(arrowkit.pa_module(), arrowkit.read_table(value))
         return pl.from_arrow(table, rechunk=False)
     return pl.DataFrame(value)
 

@@ -1,0 +1,94 @@
+"""The type corpus: one column of every Arrow type the hub must carry, and its variants.
+
+Used by the fidelity tests, the type-mapping document and the fuzzer. Values are random
+(seeded), never all zeros; nulls fall on every third row.
+"""
+
+from __future__ import annotations
+
+import decimal
+from typing import Any
+
+from interchange_hub.dependencies import require
+
+VARIANTS = ("nulls", "no nulls", "empty", "sliced", "chunked")
+
+
+def corpus(rows: int = 12, seed: int = 0, nulls: bool = True) -> dict[str, Any]:
+    """Every corpus type as a pyarrow Array of ``rows`` values, by name."""
+    pa = require("pyarrow", "to build the type corpus")
+    np = require("numpy", "to build the type corpus")
+    rng = np.random.default_rng(seed)
+    mask = (np.arange(rows) % 3 == 1) if nulls else None
+    ints = rng.integers(1, 100, rows)
+
+    def arr(values: Any, typ: Any) -> Any:
+        return pa.array(values, typ, mask=mask)
+
+    def pylist(values: list[Any], typ: Any) -> Any:
+        if nulls:
+            values = [None if i % 3 == 1 else v for i, v in enumerate(values)]
+        return pa.array(values, typ)
+
+    c: dict[str, Any] = {"bool": arr(ints % 2 == 0, pa.bool_())}
+    for width in (8, 16, 32, 64):
+        c[f"int{width}"] = arr(ints - 50, getattr(pa, f"int{width}")())
+        c[f"uint{width}"] = arr(ints, getattr(pa, f"uint{width}")())
+    c["float16"] = arr((ints / 4).astype(np.float16), pa.float16())
+    c["float32"] = arr(rng.standard_normal(rows).astype(np.float32), pa.float32())
+    c["float64"] = arr(rng.standard_normal(rows), pa.float64())
+    c["decimal128"] = pylist([decimal.Decimal(int(v)) / 100 for v in ints], pa.decimal128(10, 2))
+    words = [f"w{v}" * (1 + int(v) % 3) for v in ints]
+    for name in ("string", "large_string", "string_view"):
+        c[name] = pylist(words, getattr(pa, name)())
+    blobs = [w.encode() for w in words]
+    c["binary"] = pylist(blobs, pa.binary())
+    c["large_binary"] = pylist(blobs, pa.large_binary())
+    c["binary_view"] = pylist(blobs, pa.binary_view())
+    c["fixed_size_binary"] = pylist([b"%03d" % v for v in ints], pa.binary(3))
+    c["date32"] = arr(ints.astype(np.int32) + 18000, pa.date32())
+    c["date64"] = arr((ints + 18000) * 86_400_000, pa.date64())
+    c["time32[s]"] = arr(ints.astype(np.int32), pa.time32("s"))
+    c["time32[ms]"] = arr(ints.astype(np.int32) * 1000, pa.time32("ms"))
+    c["time64[us]"] = arr(ints * 10**6, pa.time64("us"))
+    c["time64[ns]"] = arr(ints * 10**9, pa.time64("ns"))
+    base = 1_600_000_000
+    for unit, scale in (("s", 1), ("ms", 10**3), ("us", 10**6), ("ns", 10**9)):
+        c[f"timestamp[{unit}]"] = arr((base + ints) * scale, pa.timestamp(unit))
+        c[f"duration[{unit}]"] = arr(ints * scale, pa.duration(unit))
+    c["timestamp zoned"] = arr((base + ints) * 10**6, pa.timestamp("us", "Europe/Paris"))
+    c["timestamp utc"] = arr((base + ints) * 10**9, pa.timestamp("ns", "UTC"))
+    c["timestamp offset"] = arr((base + ints) * 10**6, pa.timestamp("us", "+05:30"))
+    cats = pa.array(["red", "green", "blue"])
+    for width in (8, 16, 32):
+        indices = arr(ints % 3, getattr(pa, f"int{width}")())
+        c[f"dictionary<int{width}>"] = pa.DictionaryArray.from_arrays(indices, cats)
+    lists = [[int(v), int(v) + 1][: 1 + int(v) % 2] for v in ints]
+    c["list"] = pylist(lists, pa.list_(pa.int64()))
+    c["large_list"] = pylist(lists, pa.large_list(pa.int64()))
+    c["fixed_size_list"] = pylist([[int(v), -int(v)] for v in ints], pa.list_(pa.int64(), 2))
+    c["struct"] = pylist(
+        [{"a": int(v), "b": w} for v, w in zip(ints, words, strict=True)],
+        pa.struct([("a", pa.int64()), ("b", pa.string())]),
+    )
+    c["list<struct>"] = pylist(
+        [[{"a": int(v)}] * (1 + int(v) % 2) for v in ints], pa.list_(pa.struct([("a", pa.int64())]))
+    )
+    c["struct<list>"] = pylist([{"l": x} for x in lists], pa.struct([("l", pa.list_(pa.int64()))]))
+    c["null"] = pa.nulls(rows)
+    return c
+
+
+def variants(name: str, rows: int = 12, seed: int = 0) -> dict[str, Any]:
+    """The corpus column ``name`` in each of :data:`VARIANTS` (pyarrow Arrays; a
+    ChunkedArray for ``"chunked"``)."""
+    pa = require("pyarrow")
+    column = corpus(rows, seed)[name]
+    half = rows // 2
+    return {
+        "nulls": column,
+        "no nulls": corpus(rows, seed, nulls=False)[name],
+        "empty": column.slice(0, 0),
+        "sliced": column.slice(3, rows - 5),
+        "chunked": pa.chunked_array([column.slice(0, half), column.slice(half)], column.type),
+    }

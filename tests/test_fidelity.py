@@ -1,0 +1,94 @@
+"""Type fidelity: every corpus type survives A -> B -> A between table and series
+libraries, up to the documented type mapping, or the conversion warns."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+import interchange_hub as ih
+from interchange_hub import typemap
+from interchange_hub.corpus import corpus, variants
+
+LIBS = ["pyarrow", "nanoarrow", "polars", "pandas"]
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = corpus()
+
+
+def column_of(obj: Any, hub: ih.Hub) -> pa.Array:
+    """The single column of a result, as one pyarrow Array."""
+    data = hub.convert(obj, to="pyarrow")
+    if isinstance(data, (pa.Table, pa.RecordBatch)):
+        data = data.column(0)
+    if isinstance(data, pa.ChunkedArray):
+        data = data.combine_chunks() if data.num_chunks else pa.array([], data.type)
+    return data
+
+
+def values(arr: pa.Array) -> list[Any]:
+    return ["NaN" if isinstance(v, float) and math.isnan(v) else v for v in arr.to_pylist()]
+
+
+def round_trip(hub: ih.Hub, data: Any, first: str, second: str) -> tuple[Any, list[str]]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        a = hub.convert(data, to=first)
+        b = hub.convert(a, to=second)
+        back = hub.convert(b, to=first)
+    lossy = [str(w.message) for w in caught if issubclass(w.category, ih.LossyConversionWarning)]
+    other = [str(w.message) for w in caught if w not in lossy]
+    assert not [m for m in other if m not in lossy], other
+    return back, lossy
+
+
+@pytest.mark.parametrize("kind", ["table", "column"])
+@pytest.mark.parametrize("name", list(CORPUS))
+def test_round_trips_keep_values_and_mapped_types(name: str, kind: str) -> None:
+    hub = ih.Hub(autoload=False)
+    problems = []
+    for var, col in variants(name).items():
+        data = pa.table({"c": col}) if kind == "table" else col
+        expected_values = values(col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col)
+        for first in LIBS:
+            for second in LIBS:
+                where = f"{var}: {first} -> {second} -> {first}"
+                try:
+                    back, lossy = round_trip(hub, data, first, second)
+                    got = column_of(back, hub)
+                except ih.InterchangeError as exc:
+                    problems.append(f"{where}: refused: {type(exc).__name__}: {exc}")
+                    continue
+                if kind == "column" and typemap.struct_becomes_table(first, second, col):
+                    table = hub.convert(back, to="pyarrow")
+                    if table.column_names != [f.name for f in col.type]:
+                        problems.append(f"{where}: expected the struct's fields as a table")
+                    continue
+                want = typemap.round_trip(first, second, str(col.type))
+                if lossy:
+                    if not all(" -> " in m for m in lossy):
+                        problems.append(f"{where}: a warning lacks the types: {lossy}")
+                    continue
+                if str(got.type) != want:
+                    problems.append(f"{where}: type {got.type}, the mapping says {want}")
+                if values(got) != expected_values:
+                    problems.append(f"{where}: values changed silently: {values(got)[:4]}")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_document_matches_the_table() -> None:
+    doc = (ROOT / "docs" / "type-mapping.md").read_text()
+    assert doc == typemap.markdown(typemap.corpus_types()), (
+        "docs/type-mapping.md is stale: run python -m interchange_hub.typemap > docs/type-mapping.md"
+    )
+
+
+@pytest.mark.parametrize("library", LIBS)
+def test_every_rule_is_used_by_the_corpus(library: str) -> None:
+    types = [str(c.type) for c in CORPUS.values()]
+    for rule in typemap.RULES[library]:
+        assert any(rule.apply(t) != t for t in types), f"{library}: {rule.pattern} never applies"

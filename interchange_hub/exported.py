@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
 from interchange_hub.adapter import ARROW, DLPACK
-from interchange_hub.errors import InterchangeError, NoRouteError
+from interchange_hub.errors import ConversionError, InterchangeError, NoRouteError
 from interchange_hub.model import Kind
 from interchange_hub.protocols import (
     DLPACK_MAX_VERSION,
@@ -67,9 +67,29 @@ def _materialise(self: Exported, value: Any) -> Any:
 
 def _arrow_c_stream(self: Exported, requested_schema: object | None = None) -> object:
     value = self._value(ARROW)
-    if not is_arrow_stream(value):
-        value = _materialise(self, value)
-    return ArrowStreamProducer(value).__arrow_c_stream__(requested_schema)
+    if requested_schema is None:
+        if not is_arrow_stream(value):
+            value = _materialise(self, value)
+        return ArrowStreamProducer(value).__arrow_c_stream__()
+    # Producers may ignore or refuse requested_schema; pyarrow casts to it, so the
+    # consumer gets the schema it asked for whatever the source library does.
+    data = _cast_to(_materialise(self, value), requested_schema)
+    return data.__arrow_c_stream__()
+
+
+def _cast_to(data: Any, requested_schema: object) -> Any:
+    """``data`` (pyarrow) cast to a requested schema capsule, eagerly, so that a cast that
+    cannot be done fails here with a clear error rather than midway through the stream."""
+    pa = arrowkit.pa_module()
+    try:
+        if isinstance(data, (pa.Table, pa.RecordBatch)):
+            return data.cast(pa.Schema._import_from_c_capsule(requested_schema))
+        return data.cast(pa.Field._import_from_c_capsule(requested_schema).type)
+    except Exception as exc:
+        raise ConversionError(
+            f"the data cannot be cast to the requested schema: {type(exc).__name__}: {exc}. "
+            "Request types the data converts to losslessly, or no schema"
+        ) from exc
 
 
 def _contiguous(self: Exported) -> Any:
@@ -86,10 +106,12 @@ def _arrow_c_array(self: Exported, requested_schema: object | None = None) -> ob
     data = _contiguous(self)
     if requested_schema is None:
         return data.__arrow_c_array__()
-    try:
-        return data.__arrow_c_array__(requested_schema)
-    except (NotImplementedError, TypeError):  # nanoarrow refuses any requested_schema
-        return data.__arrow_c_array__()
+    pa = arrowkit.pa_module()
+    if not isinstance(data, (pa.Array, pa.RecordBatch)):  # e.g. nanoarrow
+        arr = pa.array(data)
+        table = pa.types.is_struct(arr.type) and not arr.null_count
+        data = pa.RecordBatch.from_struct_array(arr) if table else arr
+    return _cast_to(data, requested_schema).__arrow_c_array__()
 
 
 def _arrow_c_schema(self: Exported) -> object:

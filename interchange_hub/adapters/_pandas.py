@@ -32,7 +32,7 @@ from interchange_hub.model import (
     is_string,
 )
 from interchange_hub.protocols import ArrowStreamProducer
-from interchange_hub.tensorkit import ndarray_buffers, np_dtype_name
+from interchange_hub.tensorkit import FIXED_SHAPE_TENSOR, ndarray_buffers, np_dtype_name
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -267,6 +267,12 @@ def _import_estimate(ctx: Context) -> Estimate:
     table = info.kind != Kind.COLUMN or want == Kind.TABLE
     copies = []
     for col in info.columns:
+        if col.dtype.startswith(FIXED_SHAPE_TENSOR):
+            raise Unroutable(
+                f"pandas cannot hold the n-D tensor column {col.name!r} (its shape would be "
+                "lost); reshape the tensor to 1-D or 2-D first, or convert it to polars or "
+                "pyarrow, which keep the shape"
+            )
         reason = _import_copy_reason(col, table, ctx.copy)
         if reason:
             copies.append(Copy(col.name, col.nbytes, reason))

@@ -195,10 +195,7 @@ class Router:
         if one_shot:
             notes.append("the source is a one-shot stream: converting it consumes it")
         if _aliases_readonly(steps):
-            notes.append(
-                "the result shares read-only memory with the source; writing to it (torch "
-                "ignores the read-only flag) changes the source. Pass copy=True to avoid it"
-            )
+            notes.append(_READONLY_NOTES.get(req.target, _READONLY_NOTES[""]))
         plan = Plan(names[0], names[1], info, tuple(steps), tuple(notes), request=req)
         if req.strict:
             report_losses(plan.losses, plan.target, strict=True)
@@ -250,6 +247,15 @@ def run_steps(obj: object, runs: Runs) -> Any:
                 f"{edge.adapter}) failed: {type(exc).__name__}: {exc}"
             ) from exc
     return value
+
+
+_READONLY_NOTES = {
+    "torch": "the result shares read-only memory with the source; writing to it (torch "
+    "ignores the read-only flag) changes the source. Pass copy=True to avoid it",
+    "": "the result views read-only memory it shares with the source: writing to it raises "
+    "ValueError ('assignment destination is read-only'). Pass copy=True for writable, "
+    "independent memory",
+}
 
 
 def _aliases_readonly(steps: Sequence[Step]) -> bool:

@@ -266,6 +266,7 @@ def _import_estimate(ctx: Context) -> Estimate:
     want = ctx.kind or (Kind.TABLE if info.kind == Kind.STREAM else info.kind)
     table = info.kind != Kind.COLUMN or want == Kind.TABLE
     copies = []
+    shared = False
     for col in info.columns:
         if col.dtype.startswith(FIXED_SHAPE_TENSOR):
             raise Unroutable(
@@ -276,14 +277,12 @@ def _import_estimate(ctx: Context) -> Estimate:
         reason = _import_copy_reason(col, table, ctx.copy)
         if reason:
             copies.append(Copy(col.name, col.nbytes, reason))
+        elif not _ARROW_BACKED.match(col.dtype) and col.nbytes != 0:
+            shared = True  # a numpy view of Arrow memory: read-only
     why = "Table.to_pandas(split_blocks=True) shares numeric, timestamp and large_string buffers"
     if info.kind == Kind.STREAM:
         why = "the stream is read into a DataFrame"
-    return Estimate(
-        info.but(kind=want),
-        tuple(copies),
-        why=why,
-    )
+    return Estimate(info.but(kind=want), tuple(copies), why=why, shared_readonly=shared)
 
 
 def _nullable_mapper(arrow_type: Any) -> Any:

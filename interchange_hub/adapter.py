@@ -31,6 +31,7 @@ class Context:
     copy: bool | None = None
     strict: bool = False
     fresh: bool = False  # the input is memory this conversion made (shares nothing with the source)
+    target: str = ""  # the library the whole conversion ends in
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,9 @@ class Request:
     strict: bool = False
 
     def context(self, info: DataInfo, fresh: bool = False) -> Context:
-        return Context(info, self.kind, self.target_type, self.copy, self.strict, fresh)
+        return Context(
+            info, self.kind, self.target_type, self.copy, self.strict, fresh, self.target
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -261,10 +261,10 @@ _READONLY_NOTES = {
 def _aliases_readonly(steps: Sequence[Step]) -> bool:
     """Whether the result shares read-only memory that came from the source."""
     for step in reversed(steps):
-        if step.estimate.shared_readonly:
-            return True
         if step.estimate.copies_all:
             return False
+        if step.estimate.shared_readonly:
+            return not step.fresh  # a view of memory an earlier step made is not the source's
     return False
 
 

@@ -50,7 +50,7 @@ def test_plan_prints_one_line_per_step(hub: ih.Hub) -> None:
     assert len(steps) == 3
     assert "__arrow_c_stream__" in steps[0] and "cpu" in steps[0] and "zero-copy" in steps[0]
     assert "[24 B]" in steps[0]  # estimated bytes entering the step
-    assert "torch.from_dlpack" in steps[2]
+    assert "torch.from_numpy" in steps[2]
     assert "<table>" in plan._repr_html_()
 
 

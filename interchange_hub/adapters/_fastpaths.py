@@ -1,8 +1,10 @@
 """Direct edges between two libraries where one call beats the protocol route.
 
 numpy <-> torch through ``torch.from_numpy`` / ``Tensor.numpy`` share memory just as
-DLPack does, at a third of the cost per call. They take only plain, writable,
-positively strided CPU data; everything else takes the DLPack route.
+DLPack does, at a third of the cost per call. pandas <-> numpy through
+``DataFrame.to_numpy`` / ``pd.DataFrame(array, copy=False)`` share numeric blocks
+without the detour through Arrow (which copies 2-D data twice). They take only plain
+numeric CPU data; everything else takes the protocol routes.
 """
 
 from __future__ import annotations
@@ -12,7 +14,15 @@ from typing import Any
 from interchange_hub.adapter import Context, Edge
 from interchange_hub.dependencies import require
 from interchange_hub.hookspecs import hookimpl
-from interchange_hub.model import Estimate, Kind, Unroutable, is_numeric
+from interchange_hub.model import (
+    Column,
+    Copy,
+    DataInfo,
+    Estimate,
+    Kind,
+    Unroutable,
+    is_numeric,
+)
 
 FASTPATH = "fastpath"
 _NEEDS = ("numpy", "torch")
@@ -26,15 +36,16 @@ def _plain(ctx: Context) -> None:
     if ctx.copy:
         raise Unroutable("copy=True takes the general route")
     (col,) = info.columns
-    if info.layout == "negative" or col.nulls > 0 or col.flags or info.readonly:
-        raise Unroutable("negative strides, masks, lazy views and read-only memory take DLPack")
+    if info.layout == "negative" or col.nulls > 0 or col.flags:
+        raise Unroutable("negative strides, masks and lazy views take DLPack")
     if not (is_numeric(col.dtype) or col.dtype == "bool" or col.dtype.startswith("complex")):
         raise Unroutable(f"{col.dtype} takes the general route")
 
 
 def _from_numpy_estimate(ctx: Context) -> Estimate:
     _plain(ctx)
-    return Estimate(ctx.info, why="torch.from_numpy shares the array's memory")
+    why = "torch.from_numpy shares the array's memory"
+    return Estimate(ctx.info, why=why, shared_readonly=ctx.info.readonly)
 
 
 def _from_numpy(value: Any, ctx: Context) -> Any:
@@ -55,6 +66,92 @@ def _to_numpy(value: Any, ctx: Context) -> Any:
     return value.detach().numpy() if value.requires_grad else value.numpy()
 
 
+ONE_BLOCK = "one_block"  # Column flag: the DataFrame keeps all its columns in one block
+
+
+def _numeric(dtype: str) -> bool:
+    return is_numeric(dtype) or dtype == "bool"
+
+
+def _pandas_to_numpy_estimate(ctx: Context) -> Estimate:
+    info = ctx.info
+    if ctx.target not in ("numpy", "torch"):
+        raise Unroutable("only for tensor results: a detour would drop names and index")
+    if len(info.data_columns) != len(info.columns):
+        raise Unroutable("the index is left out by the Arrow route, which says so")
+    if (
+        info.kind not in (Kind.TABLE, Kind.COLUMN)
+        or ctx.copy
+        or ctx.kind not in (None, Kind.TENSOR)
+    ):
+        raise Unroutable("plain pandas data to a tensor, without copy=True")
+    cols = info.data_columns
+    if not cols or len({c.dtype for c in cols}) != 1 or not _numeric(cols[0].dtype):
+        raise Unroutable("to_numpy shares only columns of one numeric dtype")
+    if any(
+        c.flags - {"nan_is_null", ONE_BLOCK} or (c.nulls > 0 and "nan_is_null" not in c.flags)
+        for c in cols
+    ):
+        raise Unroutable("masked columns take the Arrow route")
+    rows = max(info.rows, 0)
+    nbytes = sum(c.nbytes for c in cols)
+    column = Column("", cols[0].dtype, nbytes, 0)  # NaN are values in a tensor, not nulls
+    if info.kind == Kind.COLUMN:
+        out = DataInfo(Kind.TENSOR, (column,), rows, (rows,), "C", readonly=True)
+        return Estimate(out, why="Series.to_numpy returns a view", shared_readonly=True)
+    shape = (rows, len(cols))
+    if len(cols) == len(info.columns) and all(ONE_BLOCK in c.flags for c in cols):
+        out = DataInfo(
+            Kind.TENSOR, (column,), rows, shape, "F" if len(cols) > 1 else "C", readonly=True
+        )
+        why = "one block: DataFrame.to_numpy returns a column-major view"
+        return Estimate(out, why=why, shared_readonly=True)
+    out = DataInfo(Kind.TENSOR, (column,), rows, shape, "C")
+    reason = "pandas interleaves columns from several blocks into one array"
+    copies = tuple(Copy(c.name, c.nbytes, reason) for c in cols)
+    return Estimate(out, copies, why=reason, copies_all=True)
+
+
+def _pandas_to_numpy(value: Any, ctx: Context) -> Any:
+    return value.to_numpy()
+
+
+def _numpy_to_pandas_estimate(ctx: Context) -> Estimate:
+    info = ctx.info
+    if ctx.target != "pandas":
+        raise Unroutable("only for pandas results: pandas would keep strided views")
+    if info.kind != Kind.TENSOR or not info.device.is_cpu or ctx.copy:
+        raise Unroutable("plain CPU tensors, without copy=True")
+    (col,) = info.columns
+    if not _numeric(col.dtype) or col.nulls > 0 or col.flags or len(info.shape) not in (1, 2):
+        raise Unroutable("numeric 1-D or 2-D arrays without masks")
+    if info.layout not in ("C", "F"):
+        raise Unroutable("only contiguous arrays: pandas would keep a strided view")
+    want = ctx.kind or (Kind.COLUMN if len(info.shape) == 1 else Kind.TABLE)
+    if (want == Kind.COLUMN) != (len(info.shape) == 1):
+        raise Unroutable("a 1-D array is a Series, a 2-D array a DataFrame")
+    rows = info.shape[0]
+    if want == Kind.COLUMN:
+        out = DataInfo(Kind.COLUMN, (Column("", col.dtype, col.nbytes, 0),), rows)
+    else:
+        width = info.shape[1]
+        per = col.nbytes // width if width else 0
+        # pandas keeps the array; unless it is column-major, each column is a strided view.
+        flags = frozenset() if info.layout == "F" or width == 1 else frozenset({"strided"})
+        cols = tuple(Column(f"column_{i}", col.dtype, per, 0, flags=flags) for i in range(width))
+        out = DataInfo(Kind.TABLE, cols, rows)
+    why = "pandas wraps the array without copying (copy=False)"
+    return Estimate(out, why=why, shared_readonly=info.readonly)
+
+
+def _numpy_to_pandas(value: Any, ctx: Context) -> Any:
+    pd = require("pandas")
+    if value.ndim == 1:
+        return pd.Series(value, copy=False)
+    names = [f"column_{i}" for i in range(value.shape[1])]
+    return pd.DataFrame(value, columns=names, copy=False)
+
+
 @hookimpl
 def register_edges(register: Any) -> None:
     register(
@@ -70,4 +167,27 @@ def register_edges(register: Any) -> None:
     )
     register(
         Edge("torch", "numpy", FASTPATH, "Tensor.numpy", _to_numpy_estimate, _to_numpy, _NEEDS)
+    )
+    pandas_numpy = ("pandas", "numpy")
+    register(
+        Edge(
+            "pandas",
+            "numpy",
+            FASTPATH,
+            "DataFrame.to_numpy",
+            _pandas_to_numpy_estimate,
+            _pandas_to_numpy,
+            pandas_numpy,
+        )
+    )
+    register(
+        Edge(
+            "numpy",
+            "pandas",
+            FASTPATH,
+            "pd.DataFrame(copy=False)",
+            _numpy_to_pandas_estimate,
+            _numpy_to_pandas,
+            pandas_numpy,
+        )
     )

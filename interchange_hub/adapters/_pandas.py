@@ -32,7 +32,12 @@ from interchange_hub.model import (
     is_string,
 )
 from interchange_hub.protocols import ArrowStreamProducer
-from interchange_hub.tensorkit import FIXED_SHAPE_TENSOR, ndarray_buffers, np_dtype_name
+from interchange_hub.tensorkit import (
+    FIXED_SHAPE_TENSOR,
+    ndarray_buffers,
+    np_dtype_name,
+    np_module,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -67,7 +72,9 @@ class PandasAdapter(Adapter):
                 f"the DataFrame repeats column names ({', '.join(repeated)}), which Arrow "
                 "export refuses; rename them first (e.g. df.columns = [...])"
             )
-        cols = [_column(str(name), obj[name]) for name in obj.columns]
+        cols = [_column(str(name), _column_values(obj, i)) for i, name in enumerate(obj.columns)]
+        if cols and _one_block(obj):
+            cols = [replace(c, flags=c.flags | ONE_BLOCK) for c in cols]
         if not isinstance(obj.index, pd.RangeIndex):
             names = [
                 n if n is not None else f"__index_level_{i}__"
@@ -111,20 +118,63 @@ class PandasAdapter(Adapter):
         )
 
 
-def _column(name: str, s: Any) -> Column:
-    dtype = _dtype_name(s)
-    # numpy integers and booleans cannot be missing; everything else is counted.
-    numpy_backed = not isinstance(s.dtype, _pd().api.extensions.ExtensionDtype)
-    cannot_be_null = numpy_backed and s.dtype.kind in "iub"
-    nulls = 0 if cannot_be_null or not len(s) else int(s.isna().sum())
+ONE_BLOCK = frozenset({"one_block"})  # all columns live in one 2-D block (to_numpy is a view)
+
+
+def _one_block(frame: Any) -> bool:
+    blocks: Any = getattr(getattr(frame, "_mgr", None), "blocks", ())
+    if len(blocks) != 1:
+        return False
+    return not isinstance(blocks[0].dtype, _pd().api.extensions.ExtensionDtype)
+
+
+def _column_values(frame: Any, i: int) -> Any:
+    """Column ``i`` of a DataFrame as its array, without building a Series (20x faster)."""
+    get = getattr(frame, "_get_column_array", None)
+    return get(i) if get is not None else frame.iloc[:, i]
+
+
+def _column(name: str, values: Any) -> Column:
+    """Describe a Series or a column's array (ndarray or pandas ExtensionArray)."""
+    numpy_backed = not isinstance(values.dtype, _pd().api.extensions.ExtensionDtype)
     # numpy floats mark missing values with NaN; Arrow export turns them into nulls.
-    flags = NAN_IS_NULL if numpy_backed and s.dtype.kind == "f" else frozenset()
-    if hasattr(s.array, "_mask"):
+    flags = NAN_IS_NULL if numpy_backed and values.dtype.kind == "f" else frozenset()
+    if hasattr(getattr(values, "array", values), "_mask"):
         flags = MASKED
-    return Column(name, dtype, int(s.array.nbytes), nulls, flags=flags)
+    nulls = _nulls(values, numpy_backed)
+    if numpy_backed and not _contiguous(values):
+        flags = flags | STRIDED
+    return Column(name, _dtype_name(values), int(values.nbytes), nulls, flags=flags)
+
+
+STRIDED = frozenset({"strided"})  # a numpy column that is a strided view: Arrow gathers it
+
+
+def _contiguous(values: Any) -> bool:
+    """Whether numpy-backed values (an ndarray, a Series, a datetime array) are contiguous."""
+    np = np_module()
+    arr = values if isinstance(values, np.ndarray) else np.asarray(values)  # a view
+    return bool(arr.flags.c_contiguous)
+
+
+def _nulls(values: Any, numpy_backed: bool) -> int:
+    """Missing values; numpy floats and datetimes are checked without allocating (their
+    minimum is NaN/NaT exactly when one is missing), and counted only then."""
+    if not len(values):
+        return 0
+    kind = values.dtype.kind if numpy_backed else ""
+    if kind in ("i", "u", "b"):
+        return 0  # numpy integers and booleans cannot be missing
+    if kind in ("f", "m", "M"):
+        np = np_module()
+        arr = np.asarray(values)
+        missing = np.isnan if kind == "f" else np.isnat
+        return int(np.count_nonzero(missing(arr))) if missing(arr.min()) else 0
+    return int(values.isna().sum()) if hasattr(values, "isna") else int(_pd().isna(values).sum())
 
 
 def _dtype_name(s: Any) -> str:
+    """The Arrow type name of a Series or array (``py:<type>`` for Python objects)."""
     pd = _pd()
     dtype = s.dtype
     if isinstance(dtype, pd.ArrowDtype):
@@ -193,6 +243,9 @@ def _export_estimate(ctx: Context) -> Estimate:
             copies.append(Copy(col.name, max(ctx.info.rows, 0), reason))
         elif col.dtype.startswith("py:"):
             copies.append(Copy(col.name, col.nbytes, "Python objects are encoded as Arrow values"))
+        elif "strided" in col.flags:
+            reason = "a strided column (a view into a row-major 2-D array) is gathered"
+            copies.append(Copy(col.name, col.nbytes, reason))
     out = ctx.info.but(columns=tuple(_exported(c) for c in ctx.info.columns))
     return Estimate(
         out,

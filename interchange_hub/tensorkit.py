@@ -224,14 +224,14 @@ def estimate_to_tensor(info: DataInfo, dlpack_only: bool) -> Estimate:
         raise Unroutable("a table of tensor columns cannot become one tensor")
     if len(info.columns) > 1:
         copied = {c.column for c in copies}
-        interleave = "a 2-D tensor interleaves the columns (row-major)"
+        interleave = "each column is copied into one column-major 2-D tensor"
         copies += [Copy(c.name, c.nbytes, interleave) for c in info.columns if c.name not in copied]
     out = DataInfo(
         Kind.TENSOR,
         (Column(TENSOR_NAME, dtypes.pop(), info.nbytes, 0),),
         rows=rows,
         shape=(max(rows, 0), len(info.columns)),
-        layout="C",
+        layout="F" if len(info.columns) > 1 else "C",
         readonly=not copies,
     )
     why = "table -> 2-D tensor" if copies else "one-column table -> a (rows, 1) view"
@@ -385,9 +385,11 @@ def table_to_ndarray(table: Any, dlpack_only: bool) -> Any:
         raise ValueError("a table without columns cannot become a tensor")
     if len(arrays) == 1:
         return arrays[0].reshape(-1, 1)
-    return (
-        np.column_stack(arrays) if table.num_rows else np.empty((0, len(arrays)), arrays[0].dtype)
-    )
+    # Column-major: one contiguous copy per column (row-major would interleave them).
+    out = np.empty((table.num_rows, len(arrays)), np.result_type(*arrays), order="F")
+    for i, arr in enumerate(arrays):
+        out[:, i] = arr
+    return out
 
 
 # -- tensor -> Arrow -------------------------------------------------------------------------

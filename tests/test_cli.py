@@ -16,7 +16,7 @@ def test_demo_prints_a_verified_matrix(capsys: pytest.CaptureFixture[str]) -> No
     out = capsys.readouterr().out
     assert "from \\ to" in out and "pandas" in out
     assert "Every cell's claim matched the measured buffer addresses." in out
-    assert "C: a 2-D tensor interleaves the columns" in out
+    assert "C: each column is copied into one column-major 2-D tensor" in out
 
 
 def test_matrix_text(capsys: pytest.CaptureFixture[str]) -> None:

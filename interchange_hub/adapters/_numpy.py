@@ -8,6 +8,7 @@ columns their richer types (datetime64 instead of int64).
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import tensorkit
@@ -17,6 +18,11 @@ from interchange_hub.model import Copy, DataInfo, Estimate, Kind, Loss, Unroutab
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Mapping, Sequence
+
+
+@cache
+def _ndarray() -> Any:
+    return tensorkit.np_module().ndarray
 
 
 class NumpyAdapter(Adapter):
@@ -35,12 +41,12 @@ class NumpyAdapter(Adapter):
         return tensorkit.describe_ndarray(obj)
 
     def route_key(self, obj: Any) -> Hashable | None:
-        if type(obj) is not tensorkit.np_module().ndarray or not obj.size:
+        if type(obj) is not _ndarray() or not obj.size:
             return None  # masked arrays and empty ones are always planned
-        flags = obj.flags
-        if not (flags.c_contiguous or flags.f_contiguous):
-            return None
-        return (obj.dtype, obj.shape[1:], obj.ndim, flags.c_contiguous, flags.writeable)
+        flags = obj.flags.num  # one int: contiguity (bits 0, 1), writeable, ...
+        if not flags & 3:
+            return None  # strided or negative: always planned
+        return (obj.dtype, obj.shape[1:], obj.ndim, flags)
 
     def buffers(self, obj: Any) -> list[Buffer]:
         return tensorkit.ndarray_buffers(obj)

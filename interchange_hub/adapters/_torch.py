@@ -8,6 +8,7 @@ them (pytorch#188023).
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub.adapter import DLPACK, Adapter, Buffer, Context, Edge
@@ -38,6 +39,12 @@ def _device(t: Any) -> Device:
     if t.device.type == "cuda":
         return Device(DeviceType.CUDA, t.device.index or 0)
     return Device(DeviceType.EXT_DEV, t.device.index or 0)
+
+
+@cache
+def _tensor_types() -> tuple[Any, Any]:
+    torch = _torch()
+    return torch.Tensor, torch.strided
 
 
 class TorchAdapter(Adapter):
@@ -73,17 +80,13 @@ class TorchAdapter(Adapter):
         )
 
     def route_key(self, obj: Any) -> Hashable | None:
-        torch = _torch()
-        if (
-            type(obj) is not torch.Tensor
-            or obj.layout is not torch.strided
-            or not obj.is_contiguous()
-            or obj.is_conj()
-            or obj.is_neg()
-            or not obj.numel()
-        ):
+        tensor, strided = _tensor_types()
+        if type(obj) is not tensor or obj.layout is not strided:
             return None
-        return (obj.dtype, obj.shape[1:], obj.dim(), obj.device, obj.requires_grad)
+        shape = obj.shape
+        if 0 in shape or not obj.is_contiguous() or obj.is_conj() or obj.is_neg():
+            return None  # empty, strided and lazily conjugated/negated tensors: planned
+        return (obj.dtype, shape[1:], len(shape), obj.device)
 
     def buffers(self, obj: Any) -> list[Buffer]:
         if obj.numel() == 0 or obj.layout != _torch().strided:

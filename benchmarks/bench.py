@@ -1,0 +1,1196 @@
+"""Measurement library for the interchange_hub benchmarks (used by ``run.py`` and the notebook).
+
+Everything runs in one process. For each ordered pair of installed libraries, data shape
+and size it times ``Hub.convert`` (plan cached), the fastest direct call a user would
+write, narwhals where it offers the pair, and the naive route through pandas; it checks
+the zero-copy verdict by buffer address and measures the peak extra memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import datetime as _dt
+import gc
+import importlib
+import importlib.metadata
+import json
+import math
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+import interchange_hub as ih
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+
+
+def _optional(name: str) -> Any:
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+na = _optional("nanoarrow")
+pl = _optional("polars")
+pd = _optional("pandas")
+torch = _optional("torch")
+nw = _optional("narwhals")
+
+LIBRARIES = ("pyarrow", "nanoarrow", "polars", "pandas", "numpy", "torch")
+TENSOR_LIBS = ("numpy", "torch")
+SHAPES = ("numeric", "string", "mixed", "column", "tensor2d")
+SHAPE_DOC = {
+    "numeric": "4 float64 columns (numpy/torch: a C-ordered (n, 4) float64 tensor)",
+    "string": "2 string columns, ~9 and ~3 characters (numpy/torch cannot hold it)",
+    "mixed": "int64, float64, string, bool, timestamp[us] columns (numpy/torch cannot hold it)",
+    "column": "one float64 column (numpy/torch: a 1-D tensor)",
+    "tensor2d": "a Fortran-ordered (n, 4) float64 tensor; tables hold its columns in place "
+    "(pandas: one 2-D block)",
+}
+FULL_SIZES = (1_000, 1_000_000, 10_000_000)
+QUICK_SIZES = (1_000, 100_000)
+HEAVY_MODULES = (*LIBRARIES, "narwhals", "matplotlib", "scipy")
+DISPATCH_CASES = (
+    ("numpy", "torch", "column"),
+    ("torch", "numpy", "column"),
+    ("pyarrow", "polars", "numeric"),
+    ("polars", "pyarrow", "numeric"),
+    ("pandas", "pyarrow", "numeric"),
+)
+DISPATCH_ROWS = 8
+
+# Targets (reported PASS/MISS, never asserted).
+DISPATCH_TARGET_US = 3.0
+ZERO_COPY_SCALING_TARGET = 1.5
+COPY_SPEED_TARGET = 1.05
+COPY_MEMORY_TARGET = 1.1
+ZERO_COPY_MEMORY_TARGET = 1 << 20
+COPY_MEMORY_MIN_RESULT = 1 << 20  # below this, page granularity decides the ratio
+IMPORT_TARGET_MS = 10.0
+REGRESSION_THRESHOLD = 0.10
+SLOW_FACTOR = 10
+
+HUB = ih.Hub(autoload=False)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How long to measure: ``budget_s`` per measurement at full size, samples per median."""
+
+    budget_s: float = 0.2
+    min_reps: int = 3
+    max_samples: int = 50
+    import_runs: int = 10
+    dispatch_budget_s: float = 0.3
+    memory: bool = True
+
+    @classmethod
+    def quick(cls) -> Settings:
+        return cls(budget_s=0.01, min_reps=3, max_samples=15, import_runs=5, dispatch_budget_s=0.05)
+
+
+def installed_libraries() -> list[str]:
+    return [lib for lib in LIBRARIES if _module(lib) is not None]
+
+
+def _module(lib: str) -> Any:
+    return {"pyarrow": pa, "nanoarrow": na, "polars": pl, "pandas": pd, "numpy": np}.get(
+        lib, torch if lib == "torch" else None
+    )
+
+
+def all_pairs(libs: Sequence[str] | None = None) -> list[tuple[str, str]]:
+    libs = installed_libraries() if libs is None else list(libs)
+    return [(a, b) for a in libs for b in libs if a != b]
+
+
+def parse_pairs(text: str) -> list[tuple[str, str]]:
+    """``"pandas:polars,numpy:torch"`` -> pairs; ``*`` matches every installed library."""
+    libs = installed_libraries()
+    pairs: list[tuple[str, str]] = []
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        src, sep, dst = item.partition(":")
+        if not sep:
+            raise ValueError(f"pairs look like SRC:DST, got {item!r}")
+        srcs = libs if src == "*" else [src]
+        dsts = libs if dst == "*" else [dst]
+        for s in srcs:
+            for d in dsts:
+                if s not in libs or d not in libs:
+                    raise ValueError(f"{s}:{d}: installed libraries are {', '.join(libs)}")
+                if s != d and (s, d) not in pairs:
+                    pairs.append((s, d))
+    return pairs
+
+
+# -- data ------------------------------------------------------------------------------------
+def arrow_data(shape: str, rows: int, seed: int = 0) -> Any:
+    """The shape's data in Arrow: a ``pa.Table``, or a ``pa.Array`` for ``column``.
+
+    For ``tensor2d`` the table's columns are views of one Fortran-ordered numpy array
+    (kept alive by the table), so every library can hold the same memory.
+    """
+    rng = np.random.default_rng(seed)
+    if shape == "numeric":
+        return pa.table({k: rng.standard_normal(rows) for k in "abcd"})
+    if shape == "tensor2d":
+        matrix = np.asfortranarray(rng.standard_normal((rows, 4)))
+        return pa.table({f"column_{i}": matrix[:, i] for i in range(4)})
+    if shape == "string":
+        return pa.table(
+            {"s1": _strings(rng, rows, 10**8, 10**9), "s2": _strings(rng, rows, 0, 999)}
+        )
+    if shape == "mixed":
+        stamps = rng.integers(0, 2 * 10**15, rows).astype("datetime64[us]")
+        return pa.table(
+            {
+                "i": rng.integers(-(10**12), 10**12, rows),
+                "f": rng.standard_normal(rows),
+                "s": _strings(rng, rows, 10**8, 10**9),
+                "b": rng.random(rows) > 0.5,
+                "ts": pa.array(stamps, pa.timestamp("us")),
+            }
+        )
+    if shape == "column":
+        return pa.array(rng.standard_normal(rows))
+    raise ValueError(f"unknown shape {shape!r}; choose from {', '.join(SHAPES)}")
+
+
+def _strings(rng: Any, rows: int, lo: int, hi: int) -> Any:
+    """Decimal strings of random integers (built in C++: fast even for 1e7 rows)."""
+    return pc.cast(pa.array(rng.integers(lo, hi, rows)), pa.string())
+
+
+def make_source(lib: str, shape: str, data: Any) -> Any:
+    """The shape's data as ``lib``'s natural object; None when ``lib`` cannot hold it."""
+    column = shape == "column"
+    if lib == "pyarrow":
+        return data
+    if lib == "nanoarrow":
+        return na.Array(data)
+    if lib == "polars":
+        return pl.Series("values", data) if column else pl.from_arrow(data)
+    if lib == "pandas":
+        if column:
+            return data.to_pandas().rename("values")
+        if shape == "tensor2d":  # one 2-D block viewing the Fortran-ordered matrix
+            matrix = _matrix(data)
+            return pd.DataFrame(matrix, columns=data.column_names, copy=False)
+        return data.to_pandas()
+    if lib in TENSOR_LIBS:
+        if shape in ("string", "mixed"):
+            return None
+        if column:
+            array = data.to_numpy()
+        elif shape == "tensor2d":
+            array = _matrix(data)
+        else:
+            array = np.column_stack([c.to_numpy() for c in data.columns])
+        return torch.from_numpy(array) if lib == "torch" else array
+    raise ValueError(f"unknown library {lib!r}")
+
+
+def _matrix(table: Any) -> Any:
+    """The Fortran-ordered matrix a ``tensor2d`` table's columns view (no copy)."""
+    cols = [c.chunk(0).to_numpy() for c in table.columns]
+    base = cols[0]
+    rows = len(base)
+    matrix = np.lib.stride_tricks.as_strided(
+        base, shape=(rows, len(cols)), strides=(8, 8 * rows), writeable=False
+    )
+    if any(c.ctypes.data != base.ctypes.data + 8 * rows * i for i, c in enumerate(cols)):
+        raise RuntimeError("tensor2d columns are not adjacent")  # pragma: no cover
+    return matrix
+
+
+# -- the calls compared ---------------------------------------------------------------------
+# Each call is Python source with ``x`` the input: the label recorded is the code timed.
+# The first call of a list is the library's own call (used for the route through pandas).
+_T = "x.columns"
+_STACK = f"np.column_stack([c.to_numpy() for c in {_T}])"
+_COLS = "{f'column_{i}': x[:, i] for i in range(x.shape[1])}"
+_TCOLS = "{f'column_{i}': x.numpy()[:, i] for i in range(x.shape[1])}"
+DIRECT: dict[tuple[str, str], tuple[str, ...]] = {
+    ("pyarrow", "nanoarrow"): ("na.Array(x)",),
+    ("pyarrow", "polars"): ("pl.from_arrow(x)", "pl.DataFrame(x)", "pl.Series(x)"),
+    ("pyarrow", "pandas"): (
+        "x.to_pandas()",
+        "pd.DataFrame.from_arrow(x)",
+        "pd.Series.from_arrow(x)",
+    ),
+    ("pyarrow", "numpy"): (
+        "x.to_numpy()",
+        "np.asarray(x)",
+        _STACK,
+        "np.asarray(x.to_batches()[0].to_tensor())",
+        "np.asarray(x.to_batches()[0].to_tensor(row_major=False))",
+    ),
+    ("pyarrow", "torch"): (
+        "torch.from_dlpack(x)",
+        "torch.from_numpy(x.to_numpy())",
+        f"torch.from_numpy({_STACK})",
+        "torch.from_numpy(np.asarray(x.to_batches()[0].to_tensor(row_major=False)))",
+    ),
+    ("nanoarrow", "pyarrow"): ("pa.table(x)", "pa.array(x)", "pa.record_batch(x)"),
+    ("nanoarrow", "polars"): ("pl.from_arrow(x)", "pl.DataFrame(x)", "pl.Series(x)"),
+    ("nanoarrow", "pandas"): (
+        "pa.table(x).to_pandas()",
+        "pa.array(x).to_pandas()",
+        "pd.DataFrame.from_arrow(x)",
+        "pd.Series.from_arrow(x)",
+    ),
+    ("nanoarrow", "numpy"): (
+        "pa.array(x).to_numpy()",
+        "np.from_dlpack(pa.array(x))",
+        "np.column_stack([c.to_numpy() for c in pa.table(x).columns])",
+        "np.asarray(pa.record_batch(x).to_tensor(row_major=False))",
+    ),
+    ("nanoarrow", "torch"): (
+        "torch.from_dlpack(pa.array(x))",
+        "torch.from_numpy(pa.array(x).to_numpy())",
+        "torch.from_numpy(np.column_stack([c.to_numpy() for c in pa.table(x).columns]))",
+    ),
+    ("polars", "pyarrow"): ("x.to_arrow()", "pa.table(x)", "pa.array(x)"),
+    ("polars", "nanoarrow"): ("na.Array(x)",),
+    ("polars", "pandas"): (
+        "x.to_pandas()",
+        "x.to_pandas(use_pyarrow_extension_array=True)",
+        "pd.DataFrame.from_arrow(x)",
+        "pd.Series.from_arrow(x)",
+    ),
+    ("polars", "numpy"): ("x.to_numpy()", "np.asarray(x)"),
+    ("polars", "torch"): ("x.to_torch()", "torch.from_numpy(x.to_numpy())"),
+    ("pandas", "pyarrow"): (
+        "pa.Table.from_pandas(x)",
+        "pa.Array.from_pandas(x)",
+        "pa.Table.from_pandas(x, nthreads=1)",
+        "pa.table(x)",
+        "pa.array(x)",
+    ),
+    ("pandas", "nanoarrow"): ("na.Array(x)", "na.Array(pa.Table.from_pandas(x))"),
+    ("pandas", "polars"): ("pl.from_pandas(x)", "pl.DataFrame(x)", "pl.Series(x)"),
+    ("pandas", "numpy"): ("x.to_numpy()", "np.asarray(x)"),
+    ("pandas", "torch"): ("torch.from_numpy(x.to_numpy())", "torch.as_tensor(x.to_numpy())"),
+    ("numpy", "pyarrow"): ("pa.array(x)", f"pa.table({_COLS})"),
+    ("numpy", "nanoarrow"): ("na.Array(x)", f"na.Array(pa.table({_COLS}))"),
+    ("numpy", "polars"): ("pl.from_numpy(x)", "pl.Series(x)", "pl.DataFrame(x)"),
+    ("numpy", "pandas"): (
+        "pd.DataFrame(x)",
+        "pd.Series(x)",
+        "pd.DataFrame(x, copy=False)",
+        "pd.Series(x, copy=False)",
+    ),
+    ("numpy", "torch"): ("torch.from_numpy(x)", "torch.as_tensor(x)"),
+    ("torch", "pyarrow"): ("pa.array(x.numpy())", f"pa.table({_TCOLS})"),
+    ("torch", "nanoarrow"): ("na.Array(x.numpy())", f"na.Array(pa.table({_TCOLS}))"),
+    ("torch", "polars"): (
+        "pl.from_torch(x)",
+        "pl.Series(x)",
+        "pl.DataFrame(x)",
+        "pl.from_numpy(x.numpy())",
+        "pl.Series(x.numpy())",
+    ),
+    ("torch", "pandas"): (
+        "pd.DataFrame(x.numpy())",
+        "pd.Series(x.numpy())",
+        "pd.DataFrame(x.numpy(), copy=False)",
+        "pd.Series(x.numpy(), copy=False)",
+    ),
+    ("torch", "numpy"): ("x.numpy()", "np.asarray(x)", "np.from_dlpack(x)"),
+}
+_NW_TO = {"pyarrow": "to_arrow", "pandas": "to_pandas", "polars": "to_polars", "numpy": "to_numpy"}
+
+
+def narwhals_calls(src: str, dst: str) -> tuple[str, ...]:
+    """How narwhals converts ``src`` data to ``dst`` (empty where it does not offer it)."""
+    if nw is None or dst not in _NW_TO:
+        return ()
+    if src in ("pyarrow", "polars", "pandas"):  # narwhals' native backends
+        return (f"nw.from_native(x, allow_series=True).{_NW_TO[dst]}()",)
+    if src == "numpy" and dst in ("pyarrow", "pandas", "polars"):
+        return (
+            f"nw.from_numpy(x, backend='{dst}').to_native()",
+            f"nw.new_series('values', x, backend='{dst}').to_native()",
+        )
+    return ()
+
+
+_NAMESPACE = {"np": np, "pa": pa, "pl": pl, "pd": pd, "na": na, "torch": torch, "nw": nw}
+
+
+def compile_call(code: str) -> Callable[[Any], Any]:
+    return eval(f"lambda x: {code}", dict(_NAMESPACE))
+
+
+# -- checks on results -------------------------------------------------------------------
+def _shape_of(obj: object) -> tuple[str, int, int]:
+    """(kind, rows, columns or ndim) of a value as the hub describes it."""
+    info = HUB.describe(obj)
+    kind = info.kind.value
+    if kind == "tensor":
+        return kind, info.shape[0] if info.shape else -1, len(info.shape)
+    return kind, info.rows, len(info.data_columns)
+
+
+def same_kind(result: object, reference: object) -> bool:
+    """Whether ``result`` holds what ``reference`` (the hub's result) holds: same kind and shape."""
+    try:
+        return _shape_of(result) == _shape_of(reference)
+    except ih.InterchangeError:
+        return False
+
+
+def buffer_bytes(obj: object) -> int:
+    """Bytes of the distinct memory ranges ``obj`` uses."""
+    seen = {(b.address, b.size) for b in HUB.buffers(obj)}
+    return sum(size for _, size in seen)
+
+
+def verified_zero_copy(src: object, result: object) -> tuple[bool, int, int]:
+    """(shares every source byte, shared bytes, source bytes), by buffer address."""
+    total = sum(b.size for b in HUB.buffers(src))
+    shared = HUB.shared_bytes(src, result)
+    return shared >= total, shared, total
+
+
+# -- timing --------------------------------------------------------------------------------
+@dataclass
+class Timing:
+    """Median nanoseconds per call over ``samples`` samples of ``number`` calls each."""
+
+    median_ns: float
+    samples: int
+    number: int
+    min_ns: float = 0.0
+
+    def as_dict(self) -> dict[str, float]:
+        return {
+            "median_ns": self.median_ns,
+            "min_ns": self.min_ns,
+            "samples": self.samples,
+            "number": self.number,
+        }
+
+
+def _once_ns(fn: Callable[[], Any]) -> int:
+    start = time.perf_counter_ns()
+    fn()
+    return time.perf_counter_ns() - start
+
+
+def time_calls(
+    calls: dict[str, Callable[[], Any]],
+    settings: Settings,
+    budget_s: float | None = None,
+    first_ns: Mapping[str, int] | None = None,
+) -> dict[str, Timing]:
+    """Median time per call of each function, measured in interleaved rounds.
+
+    Each function is warmed up, then timed in samples of ``number`` calls (enough for a
+    sample to last ``budget / max_samples``); the sample count is adapted so that the
+    measurement lasts about ``budget`` seconds, with at least ``min_reps`` samples.
+    Samples of the different functions alternate, so drift affects them alike.
+    ``first_ns``: how long each call already took once; a call that slow (a sample per
+    call) needs no further warm-up or estimate.
+    """
+    budget = settings.budget_s if budget_s is None else budget_s
+    slow = budget * 1e9 / settings.min_reps
+    plans: dict[str, tuple[int, int]] = {}
+    for name, fn in calls.items():
+        # The first call warms up (the hub caches its route); a slow one is its own estimate.
+        estimate = max(1, (first_ns or {}).get(name) or _once_ns(fn))
+        if estimate < slow:
+            estimate = max(1, min(_once_ns(fn), _once_ns(fn)))
+        per_sample = budget * 1e9 / settings.max_samples
+        number = max(1, math.ceil(per_sample / estimate))
+        reps = int(budget * 1e9 // (number * estimate))
+        plans[name] = (number, max(settings.min_reps, min(settings.max_samples, reps)))
+    samples: dict[str, list[float]] = {name: [] for name in calls}
+    rounds = max(reps for _, reps in plans.values())
+    gc_was_enabled = gc.isenabled()
+    try:
+        for r in range(rounds):
+            for name, fn in calls.items():
+                number, reps = plans[name]
+                if r >= reps:
+                    continue
+                gc.disable()
+                start = time.perf_counter_ns()
+                for _ in range(number):
+                    fn()
+                elapsed = time.perf_counter_ns() - start
+                if gc_was_enabled:
+                    gc.enable()
+                samples[name].append(elapsed / number)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return {
+        name: Timing(statistics.median(s), len(s), plans[name][0], min(s))
+        for name, s in samples.items()
+    }
+
+
+# -- memory ------------------------------------------------------------------------------------
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+try:
+    _LIBC: Any = ctypes.CDLL("libc.so.6")
+except OSError:  # pragma: no cover - not glibc
+    _LIBC = None
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm", "rb") as f:
+        return int(f.read().split()[1]) * _PAGE
+
+
+def _hwm_bytes() -> int:
+    with open("/proc/self/status", "rb") as f:
+        for line in f:
+            if line.startswith(b"VmHWM:"):
+                return int(line.split()[1]) * 1024
+    raise OSError("no VmHWM in /proc/self/status")
+
+
+def _reset_hwm() -> bool:
+    """Reset the kernel's peak-RSS counter (VmHWM); False where that is not allowed."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _settle() -> None:
+    """Return freed memory to the OS so that the next allocation shows in RSS."""
+    gc.collect()
+    pa.default_memory_pool().release_unused()
+    if _LIBC is not None:
+        with contextlib.suppress(AttributeError):
+            _LIBC.malloc_trim(0)
+
+
+class _Sampler(threading.Thread):
+    """Fallback peak-RSS meter: samples /proc/self/statm about every millisecond."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.peak = _rss_bytes()
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        while not self._stop_event.wait(0.001):
+            self.peak = max(self.peak, _rss_bytes())
+
+    def stop(self) -> int:
+        self._stop_event.set()
+        self.join()
+        return max(self.peak, _rss_bytes())
+
+
+_PROXIES: list[Any] = []
+
+
+def measure_memory(fn: Callable[[], Any]) -> tuple[dict[str, Any], Any]:
+    """Run ``fn`` once; return its peak extra memory (RSS and Arrow's allocator) and result.
+
+    RSS: the kernel's high-water mark (VmHWM, reset through /proc/self/clear_refs) minus
+    the resident size before, or a 1 ms sampling thread where the reset is not allowed.
+    Arrow: the peak of a proxy pool, installed as pyarrow's default pool for the call, and
+    the bytes still allocated afterwards. Freed memory is returned to the OS beforehand,
+    but memory an allocator reuses without the OS seeing it is not counted.
+    """
+    _settle()
+    parent = pa.default_memory_pool()
+    arrow_before = parent.bytes_allocated()
+    proxy = pa.proxy_memory_pool(parent)
+    _PROXIES.append(proxy)  # buffers allocated through it point to it: never free it
+    rss_before = _rss_bytes()
+    exact = _reset_hwm()
+    sampler = None
+    if not exact:
+        sampler = _Sampler()
+        sampler.start()
+    pa.set_memory_pool(proxy)
+    try:
+        result = fn()
+    finally:
+        pa.set_memory_pool(parent)
+        peak = sampler.stop() if sampler is not None else _hwm_bytes()
+    rss_peak = max(0, peak - rss_before)
+    arrow_peak = proxy.max_memory()
+    return {
+        "rss_peak_extra": rss_peak,
+        "arrow_peak": arrow_peak,
+        "arrow_retained": parent.bytes_allocated() - arrow_before,
+        "peak_extra": max(rss_peak, arrow_peak),
+        "rss_method": "VmHWM" if exact else "sampling",
+    }, result
+
+
+# -- one case ----------------------------------------------------------------------------------
+@dataclass
+class Case:
+    src: str
+    dst: str
+    shape: str
+    rows: int
+
+    @property
+    def pair(self) -> str:
+        return f"{self.src}:{self.dst}"
+
+    @property
+    def key(self) -> str:
+        return f"{self.pair}/{self.shape}/{self.rows}"
+
+
+_FAILED = object()
+
+
+def _attempt(fn: Callable[[Any], Any], x: object) -> Any:
+    """``fn(x)``, or ``_FAILED`` when the call cannot handle this data."""
+    try:
+        return fn(x)
+    except Exception:  # noqa: BLE001 - any library error means "not this call"
+        return _FAILED
+
+
+def _working(
+    codes: Iterable[str], x: object, reference: object
+) -> list[tuple[str, Callable[[], Any], int]]:
+    """The calls that run on ``x`` and give what ``reference`` holds: (code, thunk, ns taken).
+
+    A call more than ``SLOW_FACTOR`` times slower than the fastest on its first run (and
+    slower than half a second) cannot be the fastest: it is left out, not timed further.
+    """
+    found = []
+    for code in codes:
+        fn = compile_call(code)
+        start = time.perf_counter_ns()
+        result = _attempt(fn, x)
+        elapsed = time.perf_counter_ns() - start
+        if result is not _FAILED and same_kind(result, reference):
+            found.append((code, _bind(fn, x), elapsed))
+        del result
+    fastest = min((t for _, _, t in found), default=0)
+    return [c for c in found if c[2] < 0.5e9 or c[2] <= SLOW_FACTOR * fastest]
+
+
+def _bind(fn: Callable[[Any], Any], x: object) -> Callable[[], Any]:
+    return lambda: fn(x)
+
+
+def pandas_route(
+    case: Case, x: object, reference: object
+) -> list[tuple[str, Callable[[], Any], int]]:
+    """x -> pandas -> target with each library's own first call (as ``_working`` gives
+    calls); empty if pandas is an end of the pair or the route fails."""
+    if pd is None or "pandas" in (case.src, case.dst):
+        return []
+    wanted = pd.Series if case.shape == "column" else pd.DataFrame
+    for to_pd in DIRECT.get((case.src, "pandas"), ()):
+        first = compile_call(to_pd)
+        start = time.perf_counter_ns()
+        mid = _attempt(first, x)
+        to_ns = time.perf_counter_ns() - start
+        if not isinstance(mid, wanted):
+            continue
+        for from_pd in DIRECT.get(("pandas", case.dst), ()):
+            second = compile_call(from_pd)
+            start = time.perf_counter_ns()
+            result = _attempt(second, mid)
+            from_ns = time.perf_counter_ns() - start
+            if result is not _FAILED and same_kind(result, reference):
+                label = re.sub(r"\bx\b", lambda _m, text=to_pd: text, from_pd, count=1)
+                return [(label, _chain(first, second, x), to_ns + from_ns)]
+        return []
+    return []
+
+
+def _chain(
+    first: Callable[[Any], Any], second: Callable[[Any], Any], x: object
+) -> Callable[[], Any]:
+    return lambda: second(first(x))
+
+
+def _route_text(plan: ih.Plan) -> str:
+    return " > ".join(f"{s.edge.adapter}:{s.edge.source}->{s.edge.target}" for s in plan.steps)
+
+
+def run_case(case: Case, x: object, settings: Settings) -> dict[str, Any]:
+    """Measure one (pair, shape, size) case on the source object ``x``.
+
+    Warnings are silenced: the libraries' own (torch on read-only arrays, for one) would
+    only interleave with the progress lines.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _run_case(case, x, settings)
+
+
+def _run_case(case: Case, x: object, settings: Settings) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "pair": case.pair,
+        "src": case.src,
+        "dst": case.dst,
+        "shape": case.shape,
+        "rows": case.rows,
+        "source_type": f"{type(x).__module__}.{type(x).__qualname__}",
+    }
+    try:
+        plan = HUB.plan(x, to=case.dst)
+        start = time.perf_counter_ns()
+        reference = HUB.convert(x, to=case.dst)
+        hub_first = time.perf_counter_ns() - start
+    except ih.InterchangeError as exc:
+        record.update(status="no route", error=f"{type(exc).__name__}: {exc}")
+        return record
+    zero, shared, total = verified_zero_copy(x, reference)
+    record.update(
+        status="ok",
+        result_type=f"{type(reference).__module__}.{type(reference).__qualname__}",
+        plan_zero_copy=plan.zero_copy,
+        plan_copied_bytes=plan.copied_bytes,
+        route=_route_text(plan),
+        verified_zero_copy=zero,
+        shared_bytes=shared,
+        source_bytes=total,
+    )
+    result_bytes = buffer_bytes(reference)
+    record["result_bytes"] = result_bytes
+    record["result_new_bytes"] = result_bytes - HUB.shared_bytes(reference, x)
+
+    direct = _working(DIRECT.get((case.src, case.dst), ()), x, reference)
+    nw_calls = _working(narwhals_calls(case.src, case.dst), x, reference)[:1]
+    pd_route = pandas_route(case, x, reference)
+    del reference
+
+    def hub_call() -> Any:
+        return HUB.convert(x, to=case.dst)
+
+    calls: dict[str, Callable[[], Any]] = {"hub": hub_call}
+    first = {"hub": hub_first}
+    for prefix, found in (("direct", direct), ("narwhals", nw_calls), ("pandas_route", pd_route)):
+        for code, fn, ns in found:
+            calls[f"{prefix}:{code}"] = fn
+            first[f"{prefix}:{code}"] = ns
+    timings = time_calls(calls, settings, first_ns=first)
+    record["hub"] = timings["hub"].as_dict()
+    record["direct"] = {code: timings[f"direct:{code}"].as_dict() for code, _, _ in direct}
+    best = min(direct, key=lambda c: timings[f"direct:{c[0]}"].median_ns, default=None)
+    record["best_direct"] = best[0] if best else None
+    record["best_direct_ns"] = timings[f"direct:{best[0]}"].median_ns if best else None
+    record["narwhals"] = (
+        {"call": nw_calls[0][0], **timings[f"narwhals:{nw_calls[0][0]}"].as_dict()}
+        if nw_calls
+        else None
+    )
+    record["pandas_route"] = (
+        {"call": pd_route[0][0], **timings[f"pandas_route:{pd_route[0][0]}"].as_dict()}
+        if pd_route
+        else None
+    )
+    if settings.memory:
+        memory, out = measure_memory(hub_call)
+        del out
+        record["memory"] = {"hub": memory}
+    if best is not None:
+        if settings.memory:
+            record["memory"]["direct"], out = measure_memory(best[1])
+        else:
+            out = best[1]()
+        record["direct_zero_copy"] = verified_zero_copy(x, out)[0] if _knows(out) else None
+        del out
+    return record
+
+
+def _knows(obj: object) -> bool:
+    try:
+        HUB.buffers(obj)
+    except ih.InterchangeError:
+        return False
+    return True
+
+
+# -- the whole matrix ----------------------------------------------------------------------
+def plan_cases(
+    sizes: Sequence[int],
+    shapes: Sequence[str] = SHAPES,
+    pairs: Sequence[tuple[str, str]] | None = None,
+) -> list[Case]:
+    pairs = all_pairs() if pairs is None else list(pairs)
+    cases = []
+    for rows in sizes:
+        for shape in shapes:
+            for src, dst in pairs:
+                if src in TENSOR_LIBS and shape in ("string", "mixed"):
+                    continue  # numpy/torch cannot hold the source data at all
+                cases.append(Case(src, dst, shape, rows))
+    return cases
+
+
+def run_matrix(
+    cases: Sequence[Case],
+    settings: Settings,
+    progress: Callable[[str], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Measure every case, building each source once; ``progress`` gets a line per case."""
+    started = time.perf_counter()
+    records: list[dict[str, Any]] = []
+    data_key: tuple[str, int] | None = None
+    data: Any = None
+    sources: dict[str, Any] = {}
+    for i, case in enumerate(cases, 1):
+        if (case.shape, case.rows) != data_key:
+            data = sources = None
+            _settle()
+            data_key = (case.shape, case.rows)
+            data = arrow_data(case.shape, case.rows)
+            sources = {}
+        if case.src not in sources:
+            sources = {case.src: make_source(case.src, case.shape, data)}
+        record = run_case(case, sources[case.src], settings)
+        records.append(record)
+        if progress is not None:
+            elapsed = time.perf_counter() - started
+            progress(f"[{i}/{len(cases)}] {elapsed:7.1f}s  {case.key:<40} {_summary(record)}")
+    return records
+
+
+def _summary(record: dict[str, Any]) -> str:
+    if record["status"] != "ok":
+        return "no route"
+    hub = record["hub"]["median_ns"] / 1e3
+    text = f"hub {fmt_us(hub)} us"
+    if record["best_direct_ns"]:
+        ratio = record["hub"]["median_ns"] / record["best_direct_ns"]
+        text += f", direct {fmt_us(record['best_direct_ns'] / 1e3)} us ({ratio:.2f}x)"
+    return text + (" Z" if record["verified_zero_copy"] else "")
+
+
+def fmt_us(us: float | None) -> str:
+    if us is None:
+        return "-"
+    if us >= 1000:
+        return f"{us:,.0f}"
+    if us >= 10:
+        return f"{us:.1f}"
+    return f"{us:.2f}"
+
+
+# -- dispatch overhead -------------------------------------------------------------------------
+def measure_dispatch(
+    settings: Settings, cases: Sequence[tuple[str, str, str]] = DISPATCH_CASES
+) -> list[dict[str, Any]]:
+    """Hub vs the fastest direct call on tiny inputs: the cost of dispatch with a cached plan."""
+    out = []
+    libs = installed_libraries()
+    for src, dst, shape in cases:
+        if src not in libs or dst not in libs:
+            continue
+        x = make_source(src, shape, arrow_data(shape, DISPATCH_ROWS))
+        reference = HUB.convert(x, to=dst)
+        direct = _working(DIRECT.get((src, dst), ()), x, reference)
+
+        def hub_call(x: object = x, dst: str = dst) -> Any:
+            return HUB.convert(x, to=dst)
+
+        calls = {"hub": hub_call, **{code: fn for code, fn, _ in direct}}
+        timings = time_calls(calls, settings, settings.dispatch_budget_s)
+        best = min(direct, key=lambda c: timings[c[0]].median_ns)[0]
+        hub_ns, direct_ns = timings["hub"].median_ns, timings[best].median_ns
+        out.append(
+            {
+                "pair": f"{src}:{dst}",
+                "shape": shape,
+                "rows": DISPATCH_ROWS,
+                "hub_ns": hub_ns,
+                "direct_ns": direct_ns,
+                "direct": best,
+                "overhead_us": (hub_ns - direct_ns) / 1e3,
+            }
+        )
+    return out
+
+
+def profile_dispatch(src: str, dst: str, shape: str, calls: int = 20_000, top: int = 12) -> dict:
+    """cProfile of repeated hub conversions of a tiny input: where the dispatch time goes."""
+    import cProfile
+    import pstats
+
+    x = make_source(src, shape, arrow_data(shape, DISPATCH_ROWS))
+    HUB.convert(x, to=dst)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(calls):
+        HUB.convert(x, to=dst)
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    rows = []
+    for (filename, line, func), (_cc, nc, tt, ct, _) in stats.stats.items():  # type: ignore[attr-defined]
+        rows.append(
+            {
+                "function": f"{_short_path(filename)}:{line}({func})",
+                "calls_per_convert": nc / calls,
+                "tottime_us": tt / calls * 1e6,
+                "cumtime_us": ct / calls * 1e6,
+            }
+        )
+    by_self = sorted(rows, key=lambda r: -r["tottime_us"])[:top]
+    ours = [r for r in rows if r["function"].startswith("interchange_hub/")]
+    by_cum = sorted(ours, key=lambda r: -r["cumtime_us"])[:top]
+    total = sum(r["tottime_us"] for r in rows)
+    return {
+        "pair": f"{src}:{dst}",
+        "shape": shape,
+        "calls": calls,
+        "profiled_us_per_convert": total,
+        "by_self_time": by_self,
+        "interchange_hub_by_cumulative_time": by_cum,
+    }
+
+
+def _short_path(filename: str) -> str:
+    marker = "interchange_hub" + os.sep
+    if marker in filename:
+        return "interchange_hub/" + filename.split(marker, 1)[1]
+    return filename.rsplit(os.sep, 2)[-1] if os.sep in filename else filename
+
+
+# -- import time -------------------------------------------------------------------------------
+_IMPORT_BASE = (
+    "import time; t = time.perf_counter_ns(); import pluggy, importlib.metadata; "
+    "print(time.perf_counter_ns() - t)"
+)
+_IMPORT_HUB = (
+    "import sys, json, time; {pre}t = time.perf_counter_ns(); import interchange_hub; "
+    "t = time.perf_counter_ns() - t; heavy = [m for m in {heavy!r} if m in sys.modules]; "
+    "u = time.perf_counter_ns(); interchange_hub.Hub(autoload=False).adapters(); "
+    "u = time.perf_counter_ns() - u; "
+    "print(json.dumps([t, u, heavy, [m for m in {heavy!r} if m in sys.modules]]))"
+)
+
+
+def measure_import(runs: int = 10) -> dict[str, Any]:
+    """The cost of ``import interchange_hub``, timed inside fresh interpreters.
+
+    Three interpreters per run, alternating (medians of ``runs``): ``import pluggy,
+    importlib.metadata`` alone (the required dependencies); ``import interchange_hub``
+    cold; and ``import interchange_hub`` after pluggy and importlib.metadata are imported,
+    which is the hub's own cost (``overhead_ms``) whether it imports them eagerly or not.
+    The cold interpreter also times the first use (``Hub(autoload=False).adapters()``)
+    and reports the heavy modules imported by the import and by that first use.
+    """
+    env = {**os.environ, "INTERCHANGE_HUB_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    env.pop("PYTHONPROFILEIMPORTTIME", None)
+    cold = _IMPORT_HUB.format(pre="", heavy=HEAVY_MODULES)
+    warm = _IMPORT_HUB.format(pre="import pluggy, importlib.metadata; ", heavy=HEAVY_MODULES)
+
+    def run(code: str, *flags: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, *flags, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+            cwd=Path(__file__).resolve().parent.parent,
+        )
+
+    run(cold)  # compile .pyc files first
+    base, hub, own, first_use = [], [], [], []
+    heavy: set[str] = set()
+    heavy_used: set[str] = set()
+    for _ in range(runs):
+        base.append(int(run(_IMPORT_BASE).stdout) / 1e6)
+        t, u, found, found_used = json.loads(run(cold).stdout)
+        hub.append(t / 1e6)
+        first_use.append(u / 1e6)
+        heavy.update(found)
+        heavy_used.update(found_used)
+        own.append(json.loads(run(warm).stdout)[0] / 1e6)
+    return {
+        "runs": runs,
+        "base_ms": statistics.median(base),
+        "hub_ms": statistics.median(hub),
+        "overhead_ms": statistics.median(own),
+        "first_use_ms": statistics.median(first_use),
+        "heavy_modules": sorted(heavy),
+        "heavy_after_first_use": sorted(heavy_used),
+        "top_modules": _importtime_top(run("import interchange_hub", "-X", "importtime").stderr),
+    }
+
+
+def _importtime_top(stderr: str, top: int = 10) -> list[dict[str, Any]]:
+    """The modules with the largest self time in ``python -X importtime`` output."""
+    rows = []
+    for line in stderr.splitlines():
+        m = re.match(r"import time:\s+(\d+)\s+\|\s+(\d+)\s+\|(\s*)(\S+)", line)
+        if m:
+            rows.append(
+                {"module": m[4], "self_ms": int(m[1]) / 1e3, "cumulative_ms": int(m[2]) / 1e3}
+            )
+    return sorted(rows, key=lambda r: -r["self_ms"])[:top]
+
+
+# -- targets -------------------------------------------------------------------------------------
+def ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a and b else None
+
+
+def evaluate(records: Sequence[dict[str, Any]]) -> None:
+    """Annotate each ok record with ``targets``: {name: {"ok": bool, "value": ..., "limit": ...}}."""
+    ok = [r for r in records if r["status"] == "ok"]
+    by_key = {(r["pair"], r["shape"], r["rows"]): r for r in ok}
+    for r in ok:
+        targets: dict[str, dict[str, Any]] = {}
+        hub = r["hub"]["median_ns"]
+        zero = r["verified_zero_copy"]
+        mem = r.get("memory", {}).get("hub")
+        if zero:
+            sizes = sorted(rr for (p, s, rr) in by_key if p == r["pair"] and s == r["shape"])
+            small = by_key[(r["pair"], r["shape"], sizes[0])]
+            if r["rows"] == sizes[-1] and len(sizes) > 1 and small["verified_zero_copy"]:
+                scale = hub / small["hub"]["median_ns"]
+                targets["zero_copy_scaling"] = {
+                    "ok": scale <= ZERO_COPY_SCALING_TARGET,
+                    "value": scale,
+                    "limit": ZERO_COPY_SCALING_TARGET,
+                    "text": f"t({size_label(r['rows'])})/t({size_label(sizes[0])}) = {scale:.2f}",
+                }
+            if mem is not None:
+                targets["memory"] = {
+                    "ok": mem["peak_extra"] < ZERO_COPY_MEMORY_TARGET,
+                    "value": mem["peak_extra"],
+                    "limit": ZERO_COPY_MEMORY_TARGET,
+                    "text": f"peak extra {fmt_bytes(mem['peak_extra'])} (< 1 MiB)",
+                }
+        else:
+            direct = ratio(hub, r["best_direct_ns"])
+            if direct is not None:
+                targets["vs_direct"] = {
+                    "ok": direct <= COPY_SPEED_TARGET,
+                    "value": direct,
+                    "limit": COPY_SPEED_TARGET,
+                    "text": f"hub/direct {direct:.2f}",
+                }
+            for name in ("narwhals", "pandas_route"):
+                other = r.get(name)
+                if other:
+                    value = hub / other["median_ns"]
+                    targets[f"vs_{name}"] = {
+                        "ok": value <= 1.0,
+                        "value": value,
+                        "limit": 1.0,
+                        "text": f"hub/{name} {value:.2f}",
+                    }
+            if mem is not None and r["result_bytes"] >= COPY_MEMORY_MIN_RESULT:
+                rel = mem["peak_extra"] / r["result_bytes"]
+                targets["memory"] = {
+                    "ok": rel <= COPY_MEMORY_TARGET,
+                    "value": rel,
+                    "limit": COPY_MEMORY_TARGET,
+                    "text": f"peak extra {rel:.2f}x result",
+                }
+        r["targets"] = targets
+        r["beats_every_direct"] = bool(r["direct"]) and all(
+            hub < d["median_ns"] for d in r["direct"].values()
+        )
+        r["plan_matches"] = r["plan_zero_copy"] == r["verified_zero_copy"]
+
+
+def size_label(n: int) -> str:
+    """1e3 for 1000, 1e7 for 10_000_000; other counts with separators."""
+    exp = math.log10(n) if n > 0 else 0.5
+    return f"1e{exp:.0f}" if exp.is_integer() else f"{n:,}"
+
+
+def fmt_bytes(n: float | None) -> str:
+    if n is None:
+        return "-"
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(size) < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+# -- running everything ------------------------------------------------------------------------
+def environment() -> dict[str, Any]:
+    versions = {}
+    for name in ("interchange-hub", "pluggy", *LIBRARIES, "narwhals", "matplotlib"):
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+            versions[name] = importlib.metadata.version(name)
+    commit, dirty = None, None
+    root = Path(__file__).resolve().parent.parent
+    with contextlib.suppress(OSError, subprocess.CalledProcessError):
+        commit = _git(root, "rev-parse", "HEAD").strip()
+        # Uncommitted changes to the measured code make a run hard to reproduce: name them.
+        dirty = _git(root, "status", "--porcelain", "--", "interchange_hub").splitlines()
+    return {
+        "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+        "commit": commit,
+        "uncommitted": dirty,
+        "versions": versions,
+        "arrow_pool": pa.default_memory_pool().backend_name,
+        # Other work on the machine skews times: the 1-minute load average at the start.
+        "loadavg": round(os.getloadavg()[0], 2),
+    }
+
+
+def prepare() -> None:
+    """Load the hub's plugins, then freeze the objects alive now out of the collector's
+    reach: with torch and pandas imported a full collection costs ~0.1 s, and the memory
+    measurements collect before every call."""
+    HUB.adapters()
+    gc.collect()
+    gc.freeze()
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], capture_output=True, text=True, check=True, cwd=root
+    ).stdout
+
+
+def run_all(
+    sizes: Sequence[int],
+    settings: Settings,
+    shapes: Sequence[str] = SHAPES,
+    pairs: Sequence[tuple[str, str]] | None = None,
+    dispatch: bool = True,
+    imports: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Run the benchmark; the result is what ``results.json`` holds."""
+    started = time.perf_counter()
+    prepare()
+    cases = plan_cases(sizes, shapes, pairs)
+    results: dict[str, Any] = {
+        "meta": {
+            **environment(),
+            "sizes": list(sizes),
+            "shapes": {s: SHAPE_DOC[s] for s in shapes},
+            "settings": settings.__dict__.copy(),
+        }
+    }
+    results["cases"] = run_matrix(cases, settings, progress)
+    evaluate(results["cases"])
+    if dispatch:
+        if progress:
+            progress("dispatch overhead on tiny inputs ...")
+        results["dispatch"] = measure_dispatch(settings)
+        worst = max(results["dispatch"], key=lambda d: d["overhead_us"], default=None)
+        if worst is not None and worst["overhead_us"] > DISPATCH_TARGET_US:
+            src, dst = worst["pair"].split(":")
+            results["dispatch_profile"] = profile_dispatch(
+                src, dst, worst["shape"], calls=2_000 if settings.budget_s < 0.1 else 20_000
+            )
+    if imports:
+        if progress:
+            progress("import time in fresh interpreters ...")
+        results["import"] = measure_import(settings.import_runs)
+    results["meta"]["duration_s"] = round(time.perf_counter() - started, 1)
+    results["meta"]["loadavg_end"] = round(os.getloadavg()[0], 2)
+    return results
+
+
+def save(results: dict[str, Any], path: Path) -> None:
+    path.write_text(json.dumps(results, indent=1, default=str) + "\n")
+
+
+def load(path: Path | str) -> dict[str, Any]:
+    return json.loads(Path(path).read_text())
+
+
+def ok_cases(results: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    return (r for r in results["cases"] if r["status"] == "ok")
+
+
+@dataclass
+class Comparison:
+    """Hub medians per (pair, shape, size) against a baseline."""
+
+    regressions: list[dict[str, Any]] = field(default_factory=list)
+    improvements: list[dict[str, Any]] = field(default_factory=list)
+    unchanged: int = 0
+    missing: list[str] = field(default_factory=list)
+
+
+def compare(
+    current: dict[str, Any],
+    baseline: dict[str, Any],
+    threshold: float = REGRESSION_THRESHOLD,
+    relative: bool = False,
+) -> Comparison:
+    """Flag cases whose hub median is more than ``threshold`` slower than the baseline's.
+
+    The direct call's change is shown alongside: when it moved as much, the machine did.
+    ``relative``: flag a case only if the hub also lost that much against the best direct
+    call (timed interleaved with it), which discounts a machine that is busier or slower
+    as a whole.
+    """
+    base = {(r["pair"], r["shape"], r["rows"]): r for r in ok_cases(baseline)}
+    result = Comparison()
+    for r in ok_cases(current):
+        key = (r["pair"], r["shape"], r["rows"])
+        old = base.pop(key, None)
+        if old is None:
+            continue
+        change = r["hub"]["median_ns"] / old["hub"]["median_ns"] - 1
+        direct_change = None
+        if r["best_direct_ns"] and old["best_direct_ns"]:
+            direct_change = r["best_direct_ns"] / old["best_direct_ns"] - 1
+        row = {
+            "pair": r["pair"],
+            "shape": r["shape"],
+            "rows": r["rows"],
+            "baseline_ns": old["hub"]["median_ns"],
+            "current_ns": r["hub"]["median_ns"],
+            "change": change,
+            "direct_change": direct_change,
+        }
+        row["relative_change"] = None
+        if direct_change is not None:
+            row["relative_change"] = (1 + change) / (1 + direct_change) - 1
+        worse = change > threshold
+        better = change < -threshold
+        if relative and row["relative_change"] is not None:
+            worse = worse and row["relative_change"] > threshold
+            better = better and row["relative_change"] < -threshold
+        if worse:
+            result.regressions.append(row)
+        elif better:
+            result.improvements.append(row)
+        else:
+            result.unchanged += 1
+    result.missing = [f"{p}/{s}/{n}" for p, s, n in base]
+    result.regressions.sort(key=lambda r: -r["change"])
+    result.improvements.sort(key=lambda r: r["change"])
+    return result

@@ -1,0 +1,415 @@
+"""Reports of benchmark results: the markdown table, the targets summary, the heatmap."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import bench
+from bench import fmt_bytes, fmt_us, ratio
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+
+    from matplotlib.figure import Figure
+
+
+def _r(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _status(r: dict[str, Any]) -> str:
+    targets = r.get("targets", {})
+    misses = [t["text"] for t in targets.values() if not t["ok"]]
+    text = "MISS: " + "; ".join(misses) if misses else ("PASS" if targets else "-")
+    if r.get("beats_every_direct"):
+        text += " (beats every direct call)"
+    if not r.get("plan_matches", True):
+        text += " **PLAN CLAIM WRONG**"
+    return text
+
+
+def _zero_copy(r: dict[str, Any]) -> str:
+    verdict = "Z" if r["verified_zero_copy"] else "C"
+    claim = "Z" if r["plan_zero_copy"] else "C"
+    return verdict if verdict == claim else f"{verdict} (plan said {claim}!)"
+
+
+def _memory(r: dict[str, Any]) -> str:
+    mem = r.get("memory", {}).get("hub")
+    if mem is None:
+        return "-"
+    return f"{fmt_bytes(mem['peak_extra'])} / {fmt_bytes(r['result_bytes'])}"
+
+
+def case_rows(results: dict[str, Any]) -> list[list[str]]:
+    rows = []
+    for r in results["cases"]:
+        head = [f"{r['src']} → {r['dst']}", r["shape"], f"{r['rows']:,}"]
+        if r["status"] != "ok":
+            rows.append([*head, "no route", "", "", "", "", "", "", ""])
+            continue
+        hub = r["hub"]["median_ns"]
+        best = r["best_direct"]
+        direct = "-"
+        if best:
+            z = " [Z]" if r.get("direct_zero_copy") else ""
+            direct = f"{fmt_us(r['best_direct_ns'] / 1e3)} (`{best}`{z})"
+        nw = r.get("narwhals")
+        pdr = r.get("pandas_route")
+        rows.append(
+            [
+                *head,
+                fmt_us(hub / 1e3),
+                direct,
+                _r(ratio(hub, r["best_direct_ns"])),
+                _r(ratio(hub, nw["median_ns"])) if nw else "-",
+                _r(ratio(hub, pdr["median_ns"])) if pdr else "-",
+                _zero_copy(r),
+                _memory(r),
+                _status(r),
+            ]
+        )
+    return rows
+
+
+HEADER = [
+    "pair",
+    "shape",
+    "rows",
+    "hub µs",
+    "best direct µs (call)",
+    "hub/direct",
+    "hub/narwhals",
+    "hub/pandas route",
+    "zero-copy",
+    "peak extra / result",
+    "targets",
+]
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    def cell(text: str) -> str:
+        return str(text).replace("|", "\\|")
+
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def summary_lines(results: dict[str, Any]) -> list[str]:
+    """The targets summary, one markdown bullet (or table) per target."""
+    out: list[str] = []
+    ok = list(bench.ok_cases(results))
+    no_route = sum(1 for r in results["cases"] if r["status"] != "ok")
+
+    def count(name: str, pred: Any = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        rows = [r for r in ok if name in r.get("targets", {}) and (pred is None or pred(r))]
+        return [r for r in rows if r["targets"][name]["ok"]], [
+            r for r in rows if not r["targets"][name]["ok"]
+        ]
+
+    def where(r: dict[str, Any]) -> str:
+        return f"{r['src']}→{r['dst']} {r['shape']} {r['rows']:,}"
+
+    def verdict(passed: Sequence[Any], missed: Sequence[Any]) -> str:
+        if not passed and not missed:
+            return "n/a"
+        return "PASS" if not missed else "MISS"
+
+    out.append(f"{len(ok)} measured cases, {no_route} without a route.")
+    out.append("")
+
+    dispatch = results.get("dispatch") or []
+    if dispatch:
+        worst = max(d["overhead_us"] for d in dispatch)
+        ok_d = worst <= bench.DISPATCH_TARGET_US
+        out.append(
+            f"- **Dispatch overhead ≤ {bench.DISPATCH_TARGET_US:g} µs** "
+            f"({bench.DISPATCH_ROWS}-row inputs, cached plan): "
+            f"{'PASS' if ok_d else 'MISS'} (worst {worst:.1f} µs)"
+        )
+        out.append("")
+        out.append(
+            markdown_table(
+                ["pair", "shape", "hub µs", "direct µs", "direct call", "overhead µs", "status"],
+                [
+                    [
+                        d["pair"].replace(":", " → "),
+                        d["shape"],
+                        fmt_us(d["hub_ns"] / 1e3),
+                        fmt_us(d["direct_ns"] / 1e3),
+                        f"`{d['direct']}`",
+                        f"{d['overhead_us']:.1f}",
+                        "PASS" if d["overhead_us"] <= bench.DISPATCH_TARGET_US else "MISS",
+                    ]
+                    for d in dispatch
+                ],
+            )
+        )
+        out.append("")
+    prof = results.get("dispatch_profile")
+    if prof:
+        out.append(
+            f"  cProfile of {prof['pair']} ({prof['shape']}), per conversion "
+            f"(profiled total {prof['profiled_us_per_convert']:.0f} µs, inflated by profiling); "
+            "interchange_hub functions by cumulative time:"
+        )
+        out.append("")
+        out.append(
+            markdown_table(
+                ["function", "calls", "cumulative µs", "self µs"],
+                [
+                    [
+                        f"`{f['function']}`",
+                        f"{f['calls_per_convert']:.1f}",
+                        f"{f['cumtime_us']:.1f}",
+                        f"{f['tottime_us']:.1f}",
+                    ]
+                    for f in prof["interchange_hub_by_cumulative_time"]
+                ],
+            )
+        )
+        out.append("")
+
+    imp = results.get("import")
+    if imp:
+        heavy = sorted({*imp["heavy_modules"], *imp.get("heavy_after_first_use", [])})
+        ok_i = imp["overhead_ms"] <= bench.IMPORT_TARGET_MS and not heavy
+        top = ", ".join(f"{m['module']} {m['self_ms']:.1f}" for m in imp["top_modules"][:5])
+        first_use = imp.get("first_use_ms")
+        out.append(
+            f"- **Import overhead ≤ {bench.IMPORT_TARGET_MS:g} ms**: "
+            f"{'PASS' if ok_i else 'MISS'}: `import interchange_hub` costs "
+            f"{imp['overhead_ms']:.1f} ms once `pluggy` and `importlib.metadata` are imported "
+            f"(cold: {imp['hub_ms']:.1f} ms; `import pluggy, importlib.metadata` alone: "
+            f"{imp['base_ms']:.1f} ms"
+            + (f"; first use, `Hub().adapters()`: {first_use:.1f} ms" if first_use else "")
+            + f"; medians of {imp['runs']} fresh interpreters). Heavy modules imported: "
+            f"{', '.join(heavy) or 'none'}. Largest self times in `-X importtime` (ms): {top}"
+        )
+    passed, missed = count("zero_copy_scaling")
+    out.append(
+        f"- **Zero-copy pairs: t(largest)/t(smallest) ≤ {bench.ZERO_COPY_SCALING_TARGET:g}**: "
+        f"{verdict(passed, missed)}, {len(passed)} pass, {len(missed)} miss"
+        + _list(missed, "zero_copy_scaling", where)
+    )
+    for name, title in (
+        ("vs_direct", f"Copy pairs: hub ≤ {bench.COPY_SPEED_TARGET:g} × fastest direct call"),
+        ("vs_narwhals", "Copy pairs: hub not slower than narwhals"),
+        ("vs_pandas_route", "Copy pairs: hub not slower than the route through pandas"),
+    ):
+        passed, missed = count(name)
+        out.append(
+            f"- **{title}**: {verdict(passed, missed)}, {len(passed)} pass, {len(missed)} miss"
+            + _list(missed, name, where)
+        )
+    passed, missed = count("memory", lambda r: not r["verified_zero_copy"])
+    out.append(
+        f"- **Copy pairs: peak extra memory ≤ {bench.COPY_MEMORY_TARGET:g} × result size** "
+        f"(results ≥ {fmt_bytes(bench.COPY_MEMORY_MIN_RESULT)}): "
+        f"{verdict(passed, missed)}, {len(passed)} pass, {len(missed)} miss"
+        + _list(missed, "memory", where)
+    )
+    passed, missed = count("memory", lambda r: r["verified_zero_copy"])
+    out.append(
+        f"- **Zero-copy pairs: peak extra memory < 1 MiB**: {verdict(passed, missed)}, "
+        f"{len(passed)} pass, {len(missed)} miss" + _list(missed, "memory", where)
+    )
+    beats = [r for r in ok if r.get("beats_every_direct") and not r["verified_zero_copy"]]
+    beats_z = [r for r in ok if r.get("beats_every_direct") and r["verified_zero_copy"]]
+    out.append(
+        f"- **Hub faster than every direct call**: {len(beats)} copy case(s)"
+        + (": " + ", ".join(where(r) for r in beats) if beats else "")
+        + f"; and {len(beats_z)} zero-copy case(s)"
+    )
+    wrong = [r for r in ok if not r.get("plan_matches", True)]
+    out.append(
+        f"- **Plan claims checked by address**: {len(ok) - len(wrong)} right, {len(wrong)} wrong"
+        + (": " + ", ".join(where(r) for r in wrong) if wrong else "")
+    )
+    return out
+
+
+def _list(rows: Sequence[dict[str, Any]], name: str, where: Any, limit: int = 40) -> str:
+    if not rows:
+        return ""
+    items = [f"{where(r)} ({r['targets'][name]['text']})" for r in rows[:limit]]
+    more = f"; … {len(rows) - limit} more" if len(rows) > limit else ""
+    return ": " + "; ".join(items) + more
+
+
+def markdown(results: dict[str, Any]) -> str:
+    meta = results["meta"]
+    versions = ", ".join(f"{k} {v}" for k, v in meta["versions"].items())
+    lines = [
+        "# interchange_hub benchmark",
+        "",
+        (
+            f"{meta['date']}, commit {str(meta.get('commit'))[:12]}, Python {meta['python']}, "
+            f"{meta['cpus']} CPUs, {meta['memory_gib']} GiB, {meta['platform']}; "
+            f"run took {meta.get('duration_s', '?')} s (load average "
+            f"{meta.get('loadavg', '?')} at the start, {meta.get('loadavg_end', '?')} at the end)."
+            + (
+                f" Uncommitted changes to: {', '.join(meta['uncommitted'])}."
+                if meta.get("uncommitted")
+                else ""
+            )
+        ),
+        "",
+        f"Versions: {versions}.",
+        "",
+        (
+            "Times are medians per call (µs). Ratios are hub ÷ other (below 1: the hub is "
+            "faster). `best direct` is the fastest of the direct calls tried for the pair "
+            "([Z]: it shares all source memory). Zero-copy: Z/C as measured by buffer address "
+            "(the plan's claim is shown if it differs). Peak extra memory: max(RSS high-water "
+            "mark, Arrow pool peak) during the hub's conversion, against the result's size."
+        ),
+        "",
+        "Shapes: " + "; ".join(f"**{k}**: {v}" for k, v in meta["shapes"].items()) + ".",
+        "",
+        "## Targets",
+        "",
+        *summary_lines(results),
+        "",
+        "## Cases",
+        "",
+        markdown_table(HEADER, case_rows(results)),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+# -- heatmap ------------------------------------------------------------------------------------
+def heatmap(results: dict[str, Any], path: Path | None = None) -> Figure:
+    """Pairs × sizes per shape, coloured by hub ÷ best direct; Z marks zero-copy cells."""
+    import matplotlib
+
+    if path is not None:
+        matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import TwoSlopeNorm
+
+    cases = results["cases"]
+    shapes = [s for s in bench.SHAPES if any(r["shape"] == s for r in cases)]
+    sizes = sorted({r["rows"] for r in cases})
+    pairs = list(dict.fromkeys(r["pair"] for r in cases))
+    by_key = {(r["pair"], r["shape"], r["rows"]): r for r in cases}
+    cmap = plt.get_cmap("RdYlGn_r").copy()
+    cmap.set_bad("#dddddd")
+    norm = TwoSlopeNorm(vmin=-2.0, vcenter=0.0, vmax=4.0)
+    fig, axes = plt.subplots(
+        1,
+        len(shapes),
+        figsize=(
+            1.2 + 0.75 * len(sizes) * len(shapes) + 0.9 * len(shapes),
+            1.5 + 0.28 * len(pairs),
+        ),
+        sharey=True,
+        squeeze=False,
+        layout="constrained",
+    )
+    image = None
+    for ax, shape in zip(axes[0], shapes, strict=True):
+        values = [[math.nan] * len(sizes) for _ in pairs]
+        for i, pair in enumerate(pairs):
+            for j, rows in enumerate(sizes):
+                r = by_key.get((pair, shape, rows))
+                if r is None:
+                    continue
+                if r["status"] != "ok":
+                    ax.text(j, i, "–", ha="center", va="center", fontsize=7, color="#777777")
+                    continue
+                q = ratio(r["hub"]["median_ns"], r["best_direct_ns"])
+                if q is not None:
+                    values[i][j] = math.log2(q)
+                mark = ("Z " if r["verified_zero_copy"] else "") + (_r(q) if q else "?")
+                ax.text(j, i, mark, ha="center", va="center", fontsize=6.5)
+        image = ax.imshow(values, cmap=cmap, norm=norm, aspect="auto")
+        ax.set_title(shape, fontsize=9)
+        ax.set_xticks(range(len(sizes)), [bench.size_label(n) for n in sizes], fontsize=7)
+        ax.set_yticks(range(len(pairs)), [p.replace(":", " → ") for p in pairs], fontsize=7)
+        ax.set_xlabel("rows", fontsize=7)
+    fig.suptitle(
+        "hub time ÷ fastest direct call (Z: zero-copy by address; –: no route; grey: no data)",
+        fontsize=9,
+    )
+    if image is not None:
+        bar = fig.colorbar(image, ax=axes[0].tolist(), shrink=0.6)
+        ticks = [-2, -1, 0, 1, 2, 3, 4]
+        bar.set_ticks(ticks, labels=[f"{2.0**t:g}×" for t in ticks], fontsize=7)
+    if path is not None:
+        fig.savefig(path, dpi=130, bbox_inches="tight")
+        plt.close(fig)
+    return fig
+
+
+def memory_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """One flat row per measured case: memory figures (for a DataFrame in the notebook)."""
+    rows = []
+    for r in bench.ok_cases(results):
+        mem = r.get("memory", {})
+        hub, direct = mem.get("hub"), mem.get("direct")
+        rows.append(
+            {
+                "pair": r["pair"].replace(":", " → "),
+                "shape": r["shape"],
+                "rows": r["rows"],
+                "zero_copy": r["verified_zero_copy"],
+                "result_MiB": r["result_bytes"] / 2**20,
+                "new_result_MiB": r["result_new_bytes"] / 2**20,
+                "hub_peak_extra_MiB": hub["peak_extra"] / 2**20 if hub else None,
+                "hub_arrow_peak_MiB": hub["arrow_peak"] / 2**20 if hub else None,
+                "direct_peak_extra_MiB": direct["peak_extra"] / 2**20 if direct else None,
+                "direct_call": r["best_direct"],
+            }
+        )
+    return rows
+
+
+def comparison_text(
+    cmp: bench.Comparison,
+    threshold: float,
+    relative: bool = False,
+    loads: tuple[object, object] | None = None,
+) -> str:
+    def pct(value: float | None) -> str:
+        return "-" if value is None else f"{value:+.1%}"
+
+    def table(rows: Sequence[dict[str, Any]]) -> str:
+        return markdown_table(
+            ["case", "baseline µs", "current µs", "change", "direct call's change", "hub/direct"],
+            [
+                [
+                    f"{r['pair'].replace(':', ' → ')} {r['shape']} {r['rows']:,}",
+                    fmt_us(r["baseline_ns"] / 1e3),
+                    fmt_us(r["current_ns"] / 1e3),
+                    pct(r["change"]),
+                    pct(r["direct_change"]),
+                    pct(r.get("relative_change")),
+                ]
+                for r in rows
+            ],
+        )
+
+    how = " and against the best direct call (--relative)" if relative else ""
+    lines = [
+        (
+            f"Compared hub medians per (pair, shape, size){how}: {len(cmp.regressions)} "
+            f"regression(s) (> {threshold:.0%} slower), {len(cmp.improvements)} "
+            f"improvement(s), {cmp.unchanged} within ±{threshold:.0%}; "
+            f"{len(cmp.missing)} baseline case(s) not run."
+        ),
+    ]
+    if loads is not None:
+        lines.append(
+            f"Load average at the start: baseline {loads[0]}, this run {loads[1]} "
+            "(2 cores: a load above ~1 means other work shared the machine)."
+        )
+    if cmp.regressions:
+        lines += ["", "Regressions:", "", table(cmp.regressions)]
+    if cmp.improvements:
+        lines += ["", "Improvements:", "", table(cmp.improvements)]
+    return "\n".join(lines)

@@ -1,0 +1,138 @@
+"""Benchmark interchange_hub against the direct calls, narwhals and the route through pandas.
+
+    python benchmarks/run.py --quick                      # < 1 minute
+    python benchmarks/run.py                              # full sizes (see README.md)
+    python benchmarks/run.py --compare benchmarks/baseline.json
+    python benchmarks/run.py --compare benchmarks/baseline.json --current results.json
+    python benchmarks/run.py --pairs pandas:polars,numpy:torch --sizes 1e3 1e6
+
+Writes results.json, report.md and heatmap.png to --out. Exit status: 0; 1 when
+--compare finds a case more than 10% slower or heavy modules are imported by
+``import interchange_hub``; 2 for bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import bench
+import report
+
+HERE = Path(__file__).resolve().parent
+
+
+def _sizes(values: list[str]) -> list[int]:
+    sizes = []
+    for value in values:
+        for item in value.split(","):
+            if item.strip():
+                size = int(float(item))
+                if size < 1:
+                    raise argparse.ArgumentTypeError(f"sizes are positive, got {item!r}")
+                sizes.append(size)
+    return sizes
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, few repeats (< 1 min)")
+    parser.add_argument("--sizes", nargs="+", help="row counts, e.g. 1e3 1e6 (or 1e3,1e6)")
+    parser.add_argument("--shapes", help=f"comma-separated subset of {','.join(bench.SHAPES)}")
+    parser.add_argument("--pairs", help="SRC:DST,... (default: every installed ordered pair)")
+    parser.add_argument("--out", type=Path, default=HERE / "results", help="output folder")
+    parser.add_argument("--compare", type=Path, metavar="BASELINE", help="baseline results.json")
+    parser.add_argument(
+        "--current",
+        type=Path,
+        metavar="RESULTS",
+        help="with --compare: compare this results.json instead of running the benchmark",
+    )
+    parser.add_argument(
+        "--threshold", type=float, default=bench.REGRESSION_THRESHOLD, help="regression limit"
+    )
+    parser.add_argument(
+        "--relative",
+        action="store_true",
+        help="with --compare: flag a case only if the hub also lost against the direct call",
+    )
+    parser.add_argument("--budget", type=float, help="seconds per measurement (default 0.2)")
+    parser.add_argument("--no-memory", action="store_true", help="skip memory measurements")
+    parser.add_argument("--no-dispatch", action="store_true", help="skip dispatch overhead")
+    parser.add_argument("--no-import", action="store_true", help="skip import time")
+    args = parser.parse_args(argv)
+
+    settings = bench.Settings.quick() if args.quick else bench.Settings()
+    if args.budget is not None:
+        settings = bench.Settings(**{**settings.__dict__, "budget_s": args.budget})
+    if args.no_memory:
+        settings = bench.Settings(**{**settings.__dict__, "memory": False})
+    try:
+        sizes = _sizes(args.sizes) if args.sizes else None
+        pairs = bench.parse_pairs(args.pairs) if args.pairs else None
+        shapes = bench.SHAPES
+        if args.shapes:
+            shapes = tuple(s.strip() for s in args.shapes.split(",") if s.strip())
+            unknown = [s for s in shapes if s not in bench.SHAPES]
+            if unknown:
+                raise ValueError(f"unknown shapes {unknown}; choose from {bench.SHAPES}")
+    except (ValueError, argparse.ArgumentTypeError) as exc:
+        parser.error(str(exc))
+    if sizes is None:
+        sizes = list(bench.QUICK_SIZES if args.quick else bench.FULL_SIZES)
+    baseline = bench.load(args.compare) if args.compare else None
+    if baseline is not None:
+        bench.evaluate(baseline["cases"])
+
+    if args.current is not None:
+        if baseline is None:
+            parser.error("--current needs --compare BASELINE")
+        return _compare(bench.load(args.current), baseline, args)
+
+    started = time.perf_counter()
+
+    def progress(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    results = bench.run_all(
+        sizes,
+        settings,
+        shapes=shapes,
+        pairs=pairs,
+        dispatch=not args.no_dispatch,
+        imports=not args.no_import,
+        progress=progress,
+    )
+    results["meta"]["args"] = sys.argv[1:] if argv is None else list(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    bench.save(results, args.out / "results.json")
+    (args.out / "report.md").write_text(report.markdown(results))
+    report.heatmap(results, args.out / "heatmap.png")
+    print("\n".join(report.summary_lines(results)))
+    print(f"\nwrote {args.out}/results.json, report.md, heatmap.png")
+    print(f"took {time.perf_counter() - started:.1f} s")
+
+    status = 0
+    imp = results.get("import", {})
+    heavy = sorted({*imp.get("heavy_modules", []), *imp.get("heavy_after_first_use", [])})
+    if heavy:
+        print(f"FAIL: interchange_hub imported {', '.join(heavy)}", file=sys.stderr)
+        status = 1
+    if baseline is not None:
+        print()
+        status = max(status, _compare(results, baseline, args))
+    return status
+
+
+def _compare(results: dict, baseline: dict, args: argparse.Namespace) -> int:
+    """Print the comparison with the baseline; 1 if any case regressed."""
+    cmp = bench.compare(results, baseline, args.threshold, args.relative)
+    loads = (baseline["meta"].get("loadavg"), results["meta"].get("loadavg"))
+    print(report.comparison_text(cmp, args.threshold, args.relative, loads))
+    return 1 if cmp.regressions else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -98,7 +98,9 @@ def _array_ranges(pa: Any, arr: Any) -> list[Buffer]:
     has_validity = bool(bufs) and bufs[0] is not None and arr.null_count > 0
     validity = [_bitmap(bufs[0], off, n)] if has_validity else []
     if pa.types.is_struct(typ):
-        return validity + [b for child in arr.flatten() for b in _array_ranges(pa, child)]
+        # field(), not flatten(): flatten() merges the parent's nulls into new bitmaps.
+        children = (arr.field(i) for i in range(typ.num_fields))
+        return validity + [b for child in children for b in _array_ranges(pa, child)]
     if width and width % 8 == 0 and len(bufs) == 2:
         size = width // 8
         data = Buffer(bufs[1].address + off * size, n * size) if bufs[1] is not None else None

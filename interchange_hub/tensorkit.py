@@ -488,5 +488,15 @@ def ndarray_to_arrow(arr: Any) -> Any:
     if arr.ndim == 1:
         return pa.array(arr if arr.dtype.kind != "O" else arr.tolist())
     if arr.ndim == 2:
-        return pa.table({f"column_{i}": pa.array(arr[:, i]) for i in range(arr.shape[1])})
+        # The estimate shares columns only for F order (or one column); any other column
+        # that happens to be contiguous is copied too, so the claim (and copy=True) holds.
+        layout = layout_of(arr)  # exactly as the estimate decides
+        shared = layout == "F" or (layout == "C" and arr.shape[1] == 1)
+        columns = {}
+        for i in range(arr.shape[1]):
+            column = arr[:, i]
+            if not shared and column.flags.c_contiguous:
+                column = column.copy()
+            columns[f"column_{i}"] = pa.array(column)
+        return pa.table(columns)
     return pa.FixedShapeTensorArray.from_numpy_ndarray(np.ascontiguousarray(arr))

@@ -48,9 +48,7 @@ def values(column: Any) -> list[Any]:
 def test_round_trips_follow_the_type_mapping(table: pa.Table, first: str, second: str) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        back = HUB.convert(
-            HUB.convert(HUB.convert(table, to=first), to=second), to=first
-        )
+        back = HUB.convert(HUB.convert(HUB.convert(table, to=first), to=second), to=first)
         result = HUB.convert(back, to="pyarrow")
     lossy = {str(w.message).split(": ")[1] for w in caught}
     assert all(issubclass(w.category, ih.LossyConversionWarning) for w in caught)

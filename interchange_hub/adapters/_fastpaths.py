@@ -89,7 +89,8 @@ def _pandas_to_numpy_estimate(ctx: Context) -> Estimate:
     if not cols or len({c.dtype for c in cols}) != 1 or not _numeric(cols[0].dtype):
         raise Unroutable("to_numpy shares only columns of one numeric dtype")
     if any(
-        c.flags - {"nan_is_null", ONE_BLOCK} or (c.nulls > 0 and "nan_is_null" not in c.flags)
+        # NaN-as-missing and unknown nulls take the Arrow route, which reports them.
+        c.flags - {"nan_is_null", ONE_BLOCK} or c.nulls != 0
         for c in cols
     ):
         raise Unroutable("masked columns take the Arrow route")
@@ -168,6 +169,19 @@ def register_edges(register: Any) -> None:
     register(
         Edge("torch", "numpy", FASTPATH, "Tensor.numpy", _to_numpy_estimate, _to_numpy, _NEEDS)
     )
+    # Not pandas: its deep copy keeps sharing the Arrow buffers of Arrow-backed columns.
+    for library, run in (("numpy", _numpy_copy), ("torch", _torch_copy)):
+        register(
+            Edge(
+                library,
+                library,
+                FASTPATH,
+                "deep copy",
+                _same_library_copy_estimate,
+                run,
+                (library,),
+            )
+        )
     pandas_numpy = ("pandas", "numpy")
     register(
         Edge(
@@ -191,3 +205,26 @@ def register_edges(register: Any) -> None:
             pandas_numpy,
         )
     )
+
+
+def _same_library_copy_estimate(ctx: Context) -> Estimate:
+    if not ctx.copy:
+        raise Unroutable("a same-library copy serves copy=True only")
+    info = ctx.info
+    if info.kind == Kind.STREAM or not info.known or not info.device.is_cpu:
+        raise Unroutable("in-memory CPU data only")
+    if ctx.target_type is not None or ctx.kind not in (None, info.kind):
+        raise Unroutable("the same type only")
+    copies = tuple(
+        Copy(c.name, c.nbytes, "copy=True: a deep copy in the library itself") for c in info.columns
+    )
+    out = info.but(readonly=False)
+    return Estimate(out, copies, why="copy=True: the library's own deep copy", copies_all=True)
+
+
+def _numpy_copy(value: Any, ctx: Context) -> Any:
+    return require("numpy").array(value, copy=True)  # keeps every dtype (str, object, ...)
+
+
+def _torch_copy(value: Any, ctx: Context) -> Any:
+    return value.detach().clone()

@@ -53,7 +53,8 @@ class NanoarrowAdapter(Adapter):
             return arrowkit.describe_schema(pa.schema([pa.field(obj.schema)]), Kind.COLUMN)
         if installed("pyarrow"):
             col = arrowkit.pa_module().chunked_array(obj)
-            if is_table and not col.null_count:  # a struct with null rows is a column
+            # A struct with null rows, or at an offset, is a column (a table has neither).
+            if is_table and not col.null_count and not any(c.offset for c in col.chunks):
                 return arrowkit.describe_table(arrowkit.struct_table(col))
             return arrowkit.describe_column(col)
         kind = Kind.TABLE if is_table else Kind.COLUMN

@@ -318,6 +318,11 @@ def _import_estimate(ctx: Context) -> Estimate:
         raise Unroutable("pandas takes tensors through the Arrow bridge")
     want = ctx.kind or (Kind.TABLE if info.kind == Kind.STREAM else info.kind)
     table = info.kind != Kind.COLUMN or want == Kind.TABLE
+    names = [c.name for c in info.columns]
+    if len(set(names)) < len(names):
+        raise Unroutable(
+            "the columns repeat names, which pyarrow's to_pandas mixes up; rename them first"
+        )
     copies = []
     shared = False
     for col in info.columns:

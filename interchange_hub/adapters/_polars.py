@@ -284,6 +284,13 @@ def _import_estimate(ctx: Context) -> Estimate:
     if info.kind == Kind.TENSOR:
         raise Unroutable("polars takes tensors through the Arrow bridge")
     want = ctx.kind or info.kind
+    names = [c.name for c in info.columns]
+    if len(set(names)) < len(names):
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        raise Unroutable(
+            f"polars needs unique column names, and {', '.join(map(repr, repeated))} repeat; "
+            "rename the columns first"
+        )
     copies: list[Copy] = []
     losses: list[Loss] = []
     for col in info.columns:
@@ -331,6 +338,8 @@ def _import_copy_reason(dtype: str) -> str:
         return f"polars stores strings as string_view; {dtype} is rebuilt"
     if dtype in ("binary", "large_binary"):
         return f"polars stores binary as binary_view; {dtype} is rebuilt"
+    if dtype.startswith("dictionary<") and not _string_dictionary(dtype):
+        return "polars Categoricals hold strings: the dictionary is decoded to its values"
     if dtype.startswith("dictionary<"):
         return "dictionary columns are rebuilt as polars Categorical"
     if dtype.startswith("list<"):
@@ -359,7 +368,9 @@ def _import(value: Any, ctx: Context) -> Any:
             return series
         return series.to_frame().lazy() if want == Kind.STREAM else series.to_frame()
     if want == Kind.STREAM and info.kind == Kind.STREAM:
-        return pl.scan_arrow_c_stream(value)  # reads the one-shot stream on collect
+        if not any(_needs_rewrite(c.dtype) for c in info.columns):
+            return pl.scan_arrow_c_stream(value)  # reads the one-shot stream on collect
+        return _frame(value, info).lazy()  # types polars refuses are rewritten first
     frame = _frame(value, info)
     if want == Kind.COLUMN:
         return frame.to_series(0)
@@ -373,6 +384,7 @@ def _for_polars(pa: Any, data: Any) -> Any:
     """Arrow data polars can import: fixed offsets become UTC, and fixed-size lists at an
     offset are rebuilt (polars fails on them: its validity length check ignores offsets)."""
     data = _fixed_offsets_to_utc(pa, data)
+    data = _decode_dictionaries(pa, data)
     if hasattr(data, "schema"):
         if any(pa.types.is_date64(f.type) for f in data.schema):
             schema = pa.schema(
@@ -385,6 +397,30 @@ def _for_polars(pa: Any, data: Any) -> Any:
     if pa.types.is_date64(data.type):
         return data.cast(pa.date32())
     return _rebuilt(pa, data)
+
+
+def _decode_dictionaries(pa: Any, data: Any) -> Any:
+    """polars Categoricals hold strings: other dictionaries are decoded to their values
+    (polars would turn a chunked integer dictionary into strings)."""
+
+    def plain(typ: Any) -> bool:
+        if not pa.types.is_dictionary(typ):
+            return False
+        value = typ.value_type
+        return not (
+            pa.types.is_string(value)
+            or pa.types.is_large_string(value)
+            or pa.types.is_string_view(value)
+        )
+
+    if hasattr(data, "schema"):
+        if not any(plain(f.type) for f in data.schema):
+            return data
+        schema = pa.schema(
+            f.with_type(f.type.value_type) if plain(f.type) else f for f in data.schema
+        )
+        return data.cast(schema)
+    return data.cast(data.type.value_type) if plain(data.type) else data
 
 
 def _rebuilt(pa: Any, col: Any) -> Any:
@@ -424,11 +460,26 @@ def _series(value: Any, name: str) -> Any:
     return series.alias(name) if name and series.name != name else series
 
 
+def _needs_rewrite(dtype: str) -> bool:
+    """Types polars refuses or misreads, which _for_polars rewrites first."""
+    return (
+        "tz=+" in dtype
+        or "tz=-" in dtype
+        or dtype.startswith(("fixed_size_list", "date64"))
+        or (dtype.startswith("dictionary<") and not _string_dictionary(dtype))
+    )
+
+
+def _string_dictionary(dtype: str) -> bool:
+    return dtype.startswith(
+        ("dictionary<values=string", "dictionary<values=large_string")
+    )  # +_view
+
+
 def _frame(value: Any, info: DataInfo) -> Any:
     pl = _pl()
-    offsets = any("tz=+" in c.dtype or "tz=-" in c.dtype for c in info.columns)
-    fixed = any(c.dtype.startswith(("fixed_size_list", "date64")) for c in info.columns)
-    if (offsets or fixed or any(c.chunks > 1 for c in info.columns)) and installed("pyarrow"):
+    rewrite = any(_needs_rewrite(c.dtype) for c in info.columns)
+    if (rewrite or any(c.chunks != 1 for c in info.columns)) and installed("pyarrow"):
         table = _for_polars(arrowkit.pa_module(), arrowkit.read_table(value))
         return pl.from_arrow(table, rechunk=False)
     return pl.DataFrame(value)

@@ -149,7 +149,7 @@ def _import(value: Any, ctx: Context) -> Any:
         if cls is pa.RecordBatch:
             return arrowkit.single_batch(table)
         return table
-    if ctx.info.kind == Kind.TABLE:
+    if ctx.info.kind in (Kind.TABLE, Kind.STREAM):  # a one-column table (or stream of one)
         col = arrowkit.column_from_table(arrowkit.read_table(value))
     else:
         col = arrowkit.read_column(value)

@@ -89,8 +89,11 @@ def _pandas_to_numpy_estimate(ctx: Context) -> Estimate:
     if not cols or len({c.dtype for c in cols}) != 1 or not _numeric(cols[0].dtype):
         raise Unroutable("to_numpy shares only columns of one numeric dtype")
     if any(
-        # NaN-as-missing and unknown nulls take the Arrow route, which reports them.
-        c.flags - {"nan_is_null", ONE_BLOCK} or c.nulls != 0
+        # pandas' own NaN stay NaN; Arrow nulls (or unknown ones) take the Arrow route,
+        # which reports them.
+        c.flags - {"nan_is_null", ONE_BLOCK}
+        or c.nulls < 0
+        or (c.nulls > 0 and "nan_is_null" not in c.flags)
         for c in cols
     ):
         raise Unroutable("masked columns take the Arrow route")

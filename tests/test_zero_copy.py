@@ -139,3 +139,17 @@ def test_small_copies_are_claimed_too(hub: ih.Hub) -> None:
         plan = hub.plan(src, to=dst)
         assert plan.zero_copy is zero_copy, str(plan)
         assert_claim_holds(hub, plan, src, hub.convert(src, to=dst))
+
+
+def test_pandas_and_numpy_share_blocks_both_ways(hub: ih.Hub) -> None:
+    frame = pd.DataFrame({"a": np.arange(5.0), "b": np.arange(5.0) * 2})
+    frame = frame.copy()  # one consolidated 2-D block
+    matrix = hub.convert(frame, to="numpy")
+    assert matrix.ctypes.data == frame["a"].to_numpy().ctypes.data
+    assert matrix[:, 1].ctypes.data == frame["b"].to_numpy().ctypes.data
+    tensor = hub.convert(frame, to="torch")
+    assert tensor.data_ptr() == frame["a"].to_numpy().ctypes.data
+    array = np.arange(12.0).reshape(4, 3)
+    back = hub.convert(array, to="pandas")
+    assert back["column_1"].to_numpy().ctypes.data == array[:, 1].ctypes.data
+    assert hub.plan(array, to="pandas").zero_copy and hub.plan(frame, to="numpy").zero_copy

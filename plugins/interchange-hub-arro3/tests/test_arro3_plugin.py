@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import importlib
 import importlib.metadata
 import os
 from collections.abc import Callable
@@ -14,7 +13,6 @@ os.environ.setdefault("INTERCHANGE_HUB_DISABLE_PLUGIN_AUTOLOAD", "1")
 
 import arro3.core as a3
 import interchange_hub as ih
-import interchange_hub.plugins
 import nanoarrow as na
 import numpy as np
 import pandas as pd
@@ -28,17 +26,10 @@ from interchange_hub.model import Column, DataInfo, Kind, Unroutable
 import interchange_hub_arro3
 
 
-def builtin_plugins() -> list[object]:
-    helper = getattr(interchange_hub.plugins, "builtin_plugins", None)
-    if helper is not None:
-        return list(helper())
-    return [importlib.import_module(p) for p in interchange_hub.plugins.DEFAULT_PLUGINS]
-
-
 @pytest.fixture
 def hub() -> ih.Hub:
     """The built-in adapters and this plugin, nothing from entry points."""
-    return ih.Hub(autoload=False, plugins=[*builtin_plugins(), interchange_hub_arro3])
+    return ih.Hub(autoload=False, plugins=[*ih.builtin_plugins(), interchange_hub_arro3])
 
 
 def assert_claim_holds(hub: ih.Hub, src: Any, to: Any, **options: Any) -> Any:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import decimal
 import gc
-import importlib
 import importlib.metadata
 import os
 import warnings
@@ -16,7 +15,6 @@ os.environ.setdefault("INTERCHANGE_HUB_DISABLE_PLUGIN_AUTOLOAD", "1")
 
 import duckdb
 import interchange_hub as ih
-import interchange_hub.plugins
 import nanoarrow as na
 import numpy as np
 import pandas as pd
@@ -30,17 +28,10 @@ from interchange_hub.model import Column, DataInfo, Kind, Unroutable
 import interchange_hub_duckdb
 
 
-def builtin_plugins() -> list[object]:
-    helper = getattr(interchange_hub.plugins, "builtin_plugins", None)
-    if helper is not None:
-        return list(helper())
-    return [importlib.import_module(p) for p in interchange_hub.plugins.DEFAULT_PLUGINS]
-
-
 @pytest.fixture
 def hub() -> ih.Hub:
     """The built-in adapters and this plugin, nothing from entry points."""
-    return ih.Hub(autoload=False, plugins=[*builtin_plugins(), interchange_hub_duckdb])
+    return ih.Hub(autoload=False, plugins=[*ih.builtin_plugins(), interchange_hub_duckdb])
 
 
 def rows(obj: Any) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ import sys
 from typing import TYPE_CHECKING, TextIO
 
 from interchange_hub import matrix
+from interchange_hub.dependencies import installed
 from interchange_hub.errors import InterchangeError
 from interchange_hub.model import Kind
 from interchange_hub.plans import format_bytes
@@ -74,7 +75,7 @@ def _with_version(info: PluginInfo) -> PluginInfo:
 
 def _adapter_label(hub: Hub, name: str) -> str:
     adapter = hub.registry.get(name)
-    if adapter is None or matrix.usable(adapter.module):
+    if adapter is None or installed(adapter.module):
         return name
     return f"{name} (needs {adapter.module})"
 

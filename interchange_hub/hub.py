@@ -19,13 +19,12 @@ from interchange_hub.errors import (
 )
 from interchange_hub.plans import Request
 from interchange_hub.plugins import (
-    ENTRY_POINT,
-    LOAD_PLUGINS_ENV,
+    GIVEN,
     Loaded,
     PluginInfo,
     autoload_enabled,
-    entry_points,
     load_plugins,
+    not_loaded,
 )
 from interchange_hub.protocols import Device, is_arrow, is_dlpack
 from interchange_hub.registry import Registry
@@ -88,21 +87,7 @@ class Hub:
         _ = self.plugin_manager
         infos = list(self._infos.values())
         if everything:
-            names = {i.name for i in infos}
-            autoload = autoload_enabled(self._pm_args[0])
-            for dist, ep in entry_points():
-                if ep.name not in names:
-                    why = f"{LOAD_PLUGINS_ENV} leaves it out" if autoload else "autoload is off"
-                    infos.append(
-                        PluginInfo(
-                            ep.name,
-                            ENTRY_POINT,
-                            str(dist.metadata["Name"]),
-                            dist.version,
-                            loaded=False,
-                            skipped=why,
-                        )
-                    )
+            infos += not_loaded(self._infos, autoload_enabled(self._pm_args[0]))
         return infos
 
     def _collect(self, loaded: Loaded) -> None:
@@ -111,32 +96,28 @@ class Hub:
         for plugin_name, plugin in pm.list_name_plugin():
             if plugin is None:  # blocked
                 continue
-            info = loaded.infos.get(plugin_name) or PluginInfo(plugin_name, "given")
-            hooks = tuple(c.name for c in pm.get_hookcallers(plugin) or ())
+            callers = pm.get_hookcallers(plugin) or ()
             adapters: list[str] = []
             edges = 0
-            for caller in pm.get_hookcallers(plugin) or ():
+            for caller in callers:
                 got: list[object] = []
                 impl = next(i for i in caller.get_hookimpls() if i.plugin is plugin)
                 try:
                     impl.function(register=got.append)
                 except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the hub
-                    loaded.infos[plugin_name] = info
-                    loaded.fail(
-                        plugin_name, f"its hook {caller.name} raised {type(exc).__name__}: {exc}"
-                    )
-                    info = loaded.infos[plugin_name]
+                    why = f"its hook {caller.name} raised {type(exc).__name__}: {exc}"
+                    loaded.fail(plugin_name, why)
                     continue
                 for item in got:
                     problem = self._add(caller.name, item, plugin_name)
                     if problem:
-                        loaded.infos[plugin_name] = info
                         loaded.fail(plugin_name, problem)
-                        info = loaded.infos[plugin_name]
                     elif caller.name == "register_adapters":
                         adapters.append(item.name)  # type: ignore[attr-defined]
                     else:
                         edges += 1
+            info = loaded.infos.get(plugin_name) or PluginInfo(plugin_name, GIVEN)
+            hooks = tuple(c.name for c in callers)
             loaded.infos[plugin_name] = replace(
                 info, hooks=hooks, adapters=tuple(adapters), edges=edges
             )

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from interchange_hub.dependencies import installed
 from interchange_hub.errors import InterchangeError, LossyConversionWarning
 from interchange_hub.model import Kind
 from interchange_hub.samples import LIBRARIES, sample
@@ -63,15 +64,8 @@ Progress = Callable[[int, int, str], None]
 
 def libraries(hub: Hub) -> list[str]:
     """The installed libraries of ``hub``: built-ins first, then plugins' in name order."""
-    names = [a.name for a in hub.adapters() if usable(a.module)]
+    names = [a.name for a in hub.adapters() if installed(a.module)]
     return [n for n in LIBRARIES if n in names] + sorted(n for n in names if n not in LIBRARIES)
-
-
-def usable(module: str) -> bool:
-    """Whether the library of an adapter is installed."""
-    from interchange_hub.dependencies import installed
-
-    return installed(module)
 
 
 def make_sample(hub: Hub, library: str, kind: Kind, rows: int) -> Any:

@@ -19,7 +19,7 @@ from interchange_hub import hookspecs
 from interchange_hub.errors import PluginWarning, warn
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable, Iterator, Mapping
     from importlib.metadata import Distribution, EntryPoint
     from types import ModuleType
 
@@ -221,6 +221,16 @@ def entry_points() -> Iterator[tuple[Distribution, EntryPoint]]:
         for ep in dist.entry_points:
             if ep.group == ENTRY_POINT_GROUP:
                 yield dist, ep
+
+
+def not_loaded(loaded: Mapping[str, PluginInfo], autoload: bool) -> list[PluginInfo]:
+    """Installed entry points that are not among ``loaded``, and why."""
+    why = f"{LOAD_PLUGINS_ENV} leaves it out" if autoload else "autoload is off"
+    return [
+        PluginInfo(ep.name, ENTRY_POINT, _dist_name(dist), dist.version, loaded=False, skipped=why)
+        for dist, ep in entry_points()
+        if ep.name not in loaded
+    ]
 
 
 def _dist_name(dist: Distribution) -> str:

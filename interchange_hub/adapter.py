@@ -2,8 +2,9 @@
 
 An :class:`Adapter` recognises its library's objects, describes them cheaply, lists the
 memory they use, and contributes :class:`Edge` values: conversions between its library
-and the two protocol nodes, ``"arrow"`` (Arrow PyCapsule producers on the CPU) and
-``"dlpack"`` (DLPack producers). The router chains edges into a plan.
+and the protocol nodes, ``"arrow"`` (Arrow PyCapsule producers on the CPU),
+``"arrow_device"`` (producers of only ``__arrow_c_device_array__``) and ``"dlpack"``
+(DLPack producers, on any device). The router chains edges into a plan.
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Hashable, Mapping, Sequence
 
     from interchange_hub.model import DataInfo, Estimate, Kind
+    from interchange_hub.protocols import Device
 
 ARROW = "arrow"
+ARROW_DEVICE = "arrow_device"
 DLPACK = "dlpack"
-PROTOCOL_NODES = (ARROW, DLPACK)
+PROTOCOL_NODES = (ARROW, ARROW_DEVICE, DLPACK)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +35,7 @@ class Context:
     strict: bool = False
     fresh: bool = False  # the input is memory this conversion made (shares nothing with the source)
     target: str = ""  # the library the whole conversion ends in
+    device: Device | None = None  # where the result must end up (None: anywhere)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +47,8 @@ class Edge:
         cannot carry the data.
     :param run: ``run(value, context) -> value``; does the conversion.
     :param requires: modules that must be installed for this edge to be considered.
+    :param devices: the device kinds (``Device.kind``: "cpu", "cuda", ...) whose memory
+        the edge accepts as input; the router never hands it data on another device.
     """
 
     source: str
@@ -52,6 +58,7 @@ class Edge:
     estimate: Callable[[Context], Estimate]
     run: Callable[[Any, Context], Any]
     requires: tuple[str, ...] = ()
+    devices: tuple[str, ...] = ("cpu",)
 
     def __repr__(self) -> str:
         return f"<Edge {self.source}->{self.target} via {self.protocol} ({self.adapter})>"
@@ -87,7 +94,7 @@ class Adapter:
     ``sys.modules`` key, checked before any ``isinstance``), ``extra`` (the
     interchange-hub pip extra), ``requirement`` (what to pip install instead, for a
     third-party plugin's library), ``types`` (qualified type names for messages) and
-    ``devices``.
+    ``devices`` (the device kinds its objects can live on, the default one first).
     """
 
     name: str = ""
@@ -130,6 +137,25 @@ class Adapter:
         is exact for the other: the hub then reruns that route without planning again.
         """
         return None
+
+    def default_device(self) -> Device:
+        """Where data goes when it must move here and no ``device=`` was given."""
+        from interchange_hub.protocols import Device
+
+        return Device.parse(self.devices[0])
+
+    def record_event(self, obj: Any) -> tuple[int, object]:
+        """Mark the work pending on ``obj``'s memory for another library to wait on.
+
+        Returns ``(event handle, keep-alive)``: for CUDA a ``cudaEvent_t`` recorded on
+        the library's current stream. ``(0, None)`` (the default) means the memory is
+        safe to read now (CPU memory). Used when the hub exports Arrow device arrays.
+        """
+        return 0, None
+
+    def wait_event(self, handle: int, device: Device) -> None:
+        """Make this library's current stream on ``device`` wait for event ``handle``
+        (a producer's ``sync_event``) before the hub hands it the memory."""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"

@@ -151,6 +151,13 @@ def read_any(value: Any) -> Any:
     return col
 
 
+def import_device_array(producer: Any) -> Any:
+    """A pyarrow Array, or RecordBatch for struct data, from a CPU ``__arrow_c_device_array__``."""
+    pa = pa_module()
+    arr = pa.Array._import_from_c_device_capsule(*producer.__arrow_c_device_array__())
+    return pa.RecordBatch.from_struct_array(arr) if pa.types.is_struct(arr.type) else arr
+
+
 def struct_table(col: Any) -> Any:
     """A pyarrow Table of a struct ChunkedArray's fields (also when it has no chunks)."""
     pa = pa_module()

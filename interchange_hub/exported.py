@@ -10,11 +10,12 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from interchange_hub import arrowkit
-from interchange_hub.adapter import ARROW, DLPACK
+from interchange_hub import arrowkit, cdevice, devicekit
+from interchange_hub.adapter import ARROW, ARROW_DEVICE, DLPACK
 from interchange_hub.errors import ConversionError, InterchangeError, NoRouteError
 from interchange_hub.model import Kind
 from interchange_hub.protocols import (
+    CPU,
     DLPACK_MAX_VERSION,
     ArrowStreamProducer,
     has_dunder,
@@ -129,9 +130,9 @@ def _arrow_c_schema(self: Exported) -> object:
 def _arrow_c_device_array(
     self: Exported, requested_schema: object | None = None, **kwargs: object
 ) -> object:
-    unknown = [k for k, v in kwargs.items() if v is not None]
-    if unknown:
-        raise NotImplementedError(f"Received unsupported keyword argument(s): {unknown}")
+    devicekit.check_kwargs(kwargs)
+    if ARROW not in self._plans:  # device memory: the tensor's own buffers, not a copy
+        return _tensor_device_array(self)
     pa = arrowkit.pa_module()
     data = _contiguous(self)
     if not isinstance(data, (pa.Array, pa.RecordBatch)):
@@ -139,6 +140,31 @@ def _arrow_c_device_array(
         if pa.types.is_struct(data.type):
             data = pa.RecordBatch.from_struct_array(data)
     return data.__arrow_c_device_array__(requested_schema)
+
+
+def _tensor_device_array(self: Exported) -> tuple[object, object]:
+    value = self._value(DLPACK)
+    return devicekit.tensor_to_device_array(value, self._hub.registry.owner(value))
+
+
+def _arrow_c_device_stream(
+    self: Exported, requested_schema: object | None = None, **kwargs: object
+) -> object:
+    devicekit.check_kwargs(kwargs)
+    if ARROW not in self._plans:
+        device = self._plans[DLPACK].result.device
+        pair = _tensor_device_array(self)
+        return cdevice.export_device_stream(pair[0], iter([pair]), device)
+    data = _materialise(self, self._value(ARROW))
+    if requested_schema is not None:
+        data = _cast_to(data, requested_schema)
+    pa = arrowkit.pa_module()
+    if isinstance(data, pa.ChunkedArray):
+        schema, parts = pa.field("", data.type), data.chunks
+    else:
+        schema, parts = data.schema, data.to_batches()
+    pairs = (part.__arrow_c_device_array__() for part in parts)
+    return cdevice.export_device_stream(schema, pairs, CPU)
 
 
 def _dlpack(
@@ -172,7 +198,11 @@ def _export_class(protocols: frozenset[str]) -> type[Exported]:
             __arrow_c_stream__=_arrow_c_stream,
             __arrow_c_array__=_arrow_c_array,
             __arrow_c_schema__=_arrow_c_schema,
+        )
+    if ARROW in protocols or ARROW_DEVICE in protocols:
+        namespace.update(
             __arrow_c_device_array__=_arrow_c_device_array,
+            __arrow_c_device_stream__=_arrow_c_device_stream,
         )
     if DLPACK in protocols:
         namespace.update(__dlpack__=_dlpack, __dlpack_device__=_dlpack_device)
@@ -192,8 +222,11 @@ def make_export(hub: Hub, obj: object) -> Exported:
             reasons.append(f"{node}: {exc}")
     # A stream of unknown schema cannot promise more than its own Arrow stream.
     plans = {node: plan for node, plan in plans.items() if not plan.deferred}
+    protocols = set(plans)
+    if DLPACK in plans and not plans[DLPACK].result.device.is_cpu:
+        protocols.add(ARROW_DEVICE)  # device memory: Arrow only through the device interface
     if not plans:
         raise NoRouteError(
             f"{type(obj).__name__} reaches no interchange protocol: " + "; ".join(reasons)
         )
-    return _export_class(frozenset(plans))(hub, obj, plans)
+    return _export_class(frozenset(protocols))(hub, obj, plans)

@@ -7,10 +7,11 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
-from interchange_hub.adapter import ARROW, DLPACK, Adapter, Buffer, Edge
+from interchange_hub.adapter import ARROW, ARROW_DEVICE, DLPACK, Adapter, Buffer, Edge
 from interchange_hub.dependencies import installed
 from interchange_hub.errors import (
     ConversionError,
+    DeviceError,
     InterchangeError,
     InvalidOptionError,
     MissingDependencyError,
@@ -26,7 +27,7 @@ from interchange_hub.plugins import (
     load_plugins,
     not_loaded,
 )
-from interchange_hub.protocols import Device, is_arrow, is_dlpack
+from interchange_hub.protocols import Device, is_arrow, is_arrow_device, is_dlpack
 from interchange_hub.registry import Registry
 from interchange_hub.router import Router, run_steps, runs_of
 from interchange_hub.sources import PROTOCOL_SOURCE
@@ -193,7 +194,9 @@ class Hub:
             return self.convert(_read_once(obj), to, copy=copy, device=device, strict=strict)
         one_shot = source.is_one_shot(obj)
         result = self._router.execute(obj, plan, request, one_shot)
-        if not (one_shot or plan.losses):
+        # A move to a default device is not remembered: the default (cupy's current GPU)
+        # may differ next time.
+        if not (one_shot or plan.losses or (plan.device_moves and device is None)):
             self._remember((type(obj), to, copy, device, strict), source, obj, plan, request)
         return result
 
@@ -266,10 +269,17 @@ class Hub:
             return ARROW, PROTOCOL_SOURCE
         if is_dlpack(obj):
             return DLPACK, PROTOCOL_SOURCE
+        if is_arrow_device(obj):
+            return ARROW_DEVICE, PROTOCOL_SOURCE
         raise UnsupportedObjectError(obj, registry.supported_types())
 
     def _request(
-        self, to: object, copy: bool | None, device: str | Device | None, strict: bool
+        self,
+        to: object,
+        copy: bool | None,
+        device: str | Device | None,
+        strict: bool,
+        info: DataInfo,
     ) -> Request:
         if copy not in (None, True, False) or strict not in (True, False):
             raise InvalidOptionError(
@@ -284,8 +294,7 @@ class Hub:
                 f"to convert to {adapter.name}",
                 adapter.requirement,
             )
-        dev = None if device is None else Device.parse(device)
-        return Request(adapter.name, kind, cls, copy, dev, strict)
+        return Request(adapter.name, kind, cls, copy, _destination(adapter, device, info), strict)
 
     def plan_to_node(self, obj: object, node: str) -> Plan:
         """Plan the way to a protocol node (``"arrow"`` or ``"dlpack"``); used by export."""
@@ -306,15 +315,38 @@ class Hub:
         self, obj: object, to: object, copy: bool | None, device: str | Device | None, strict: bool
     ) -> tuple[Plan, Request, Adapter]:
         start, source = self._source(obj)
-        request = self._request(to, copy, device, strict)
+        if device is not None:
+            Device.parse(device)  # a misspelled device is reported before the data is read
         info = self._describe(source, obj)
+        request = self._request(to, copy, device, strict, info)
         return self._router.plan(obj, start, source, info, request), request, source
+
+
+def _destination(adapter: Adapter, device: str | Device | None, info: DataInfo) -> Device:
+    """Where the result must live: the asked device, else where the data is when the
+    target can hold it there, else the target's default device (an explicit move)."""
+    if device is None:
+        return info.device if info.device.kind in adapter.devices else adapter.default_device()
+    place = Device.parse(device)
+    if place.kind not in adapter.devices:
+        raise DeviceError(
+            f"{adapter.name} keeps data on {' or '.join(adapter.devices)}, not on {place}; "
+            f"pass device=None (or one of those), or convert to a library that holds "
+            f"{place.kind} memory (cupy or torch for cuda)"
+        )
+    return place
 
 
 def _read_once(obj: object) -> Any:
     """Read a stream of unknown schema into pyarrow (once; the producer may be one-shot)."""
     try:
+        if not is_arrow(obj) and is_arrow_device(obj):
+            from interchange_hub import devicekit
+
+            return devicekit.read_stream(obj)
         return arrowkit.read_any(obj)
+    except InterchangeError:
+        raise
     except Exception as exc:
         raise ConversionError(
             f"reading the Arrow stream of {type(obj).__name__} failed: {type(exc).__name__}: {exc}"

@@ -39,7 +39,14 @@ class Request:
 
     def context(self, info: DataInfo, fresh: bool = False) -> Context:
         return Context(
-            info, self.kind, self.target_type, self.copy, self.strict, fresh, self.target
+            info,
+            self.kind,
+            self.target_type,
+            self.copy,
+            self.strict,
+            fresh,
+            self.target,
+            self.device,
         )
 
 
@@ -139,6 +146,8 @@ class Plan:
 
     def __str__(self) -> str:
         verdict = "zero-copy" if self.zero_copy else f"copies {format_bytes(self.copied_bytes)}"
+        if self.device_moves:
+            verdict += f" ({self.device_moves} device move{'s' if self.device_moves > 1 else ''})"
         if self.deferred:
             verdict = "route planned when the stream is read"
         head = f"Plan {self.source} -> {self.target}: {verdict}"

@@ -35,6 +35,7 @@ DEFAULT_PLUGINS = (
     "interchange_hub.adapters._pandas",
     "interchange_hub.adapters._numpy",
     "interchange_hub.adapters._torch",
+    "interchange_hub.adapters._cupy",
     "interchange_hub.adapters._bridge",
     "interchange_hub.adapters._fastpaths",
 )

@@ -53,7 +53,7 @@ class DeviceType(enum.IntEnum):
 ARROW_CPU_DEVICE_ID = -1
 DLPACK_CPU_DEVICE_ID = 0
 
-_DEVICE_NAMES = {DeviceType.CPU: "cpu", DeviceType.CUDA: "cuda", DeviceType.ROCM: "rocm"}
+_DEVICE_NAMES = {t: t.name.lower() for t in DeviceType}
 _DEVICE_RE = re.compile(r"^(?P<kind>[a-z_]+)(?::(?P<index>\d+))?$")
 
 
@@ -78,7 +78,8 @@ class Device:
         names = {name: code for code, name in _DEVICE_NAMES.items()}
         if match is None or match["kind"] not in names:
             raise DeviceError(
-                f"unknown device {spec!r}: use 'cpu', 'cuda' or 'cuda:N' (N the GPU index)"
+                f"unknown device {spec!r}: use 'cpu', 'cuda' or 'cuda:N' (N the GPU index), "
+                f"or another DLPack device type: {', '.join(names)}"
             )
         return cls(names[match["kind"]], int(match["index"] or 0))
 
@@ -107,9 +108,13 @@ class Device:
     def is_cpu(self) -> bool:
         return self.type == DeviceType.CPU
 
+    @property
+    def kind(self) -> str:
+        """The device type's name ("cpu", "cuda", ...), as ``Adapter.devices`` lists them."""
+        return _DEVICE_NAMES[self.type]
+
     def __str__(self) -> str:
-        name = _DEVICE_NAMES.get(self.type, self.type.name.lower())
-        return name if self.type == DeviceType.CPU else f"{name}:{self.index}"
+        return self.kind if self.type == DeviceType.CPU else f"{self.kind}:{self.index}"
 
 
 CPU = Device(DeviceType.CPU)
@@ -141,6 +146,13 @@ def is_arrow_array(obj: object) -> bool:
 def is_arrow(obj: object) -> bool:
     """Whether ``obj`` exports Arrow data on the CPU through the PyCapsule interface."""
     return is_arrow_stream(obj) or is_arrow_array(obj)
+
+
+def is_arrow_device(obj: object) -> bool:
+    """Whether ``obj`` exports Arrow data through the C Device interface."""
+    return has_dunder(obj, "__arrow_c_device_array__") or has_dunder(
+        obj, "__arrow_c_device_stream__"
+    )
 
 
 def is_dlpack(obj: object) -> bool:

@@ -130,10 +130,11 @@ class Router:
             node: str, data: DataInfo, steps: list[Step], seen: frozenset[str], sat: bool
         ) -> None:
             nonlocal best, cheapest_copying
-            if steps and node == req.target:
-                if req.device is not None and data.device != req.device:
-                    failures.append(f"the route ends on {data.device}, not {req.device}")
-                    return
+            misplaced = req.device is not None and data.device != req.device
+            if steps and node == req.target and misplaced:
+                # A loop edge of the target (Tensor.to) may still move it.
+                failures.append(f"the route ends on {data.device}, not {req.device}")
+            elif steps and node == req.target:
                 if req.copy and not sat:
                     return
                 route = _Route(list(steps), _cost(steps))
@@ -147,6 +148,12 @@ class Router:
             if len(steps) >= MAX_STEPS:
                 return
             for edge in index.get(node, ()):
+                if data.device.kind not in edge.devices:
+                    failures.append(
+                        f"{edge.source} -> {edge.target} ({edge.adapter}) takes memory on "
+                        f"{' or '.join(edge.devices)}, and the data is on {data.device}"
+                    )
+                    continue
                 loop = edge.target == edge.source
                 if (edge.target in seen and edge.target != req.target and not loop) or (
                     loop and any(s.edge is edge for s in steps)
@@ -289,11 +296,14 @@ def _copy_message(route: _Route) -> str:
                 f"{label(c.column)} is copied ({format_bytes(c.nbytes)}) at step "
                 f"{s.edge.source} -> {s.edge.target}: {c.reason}"
             )
-    return (
-        "copy=False, but every route copies: "
-        + "; ".join(parts)
-        + ". Pass copy=None to allow the copy, or change the data (e.g. fill nulls, rechunk)"
-    )
+    if any(s.estimate.moves_device for s in route.steps):
+        advice = (
+            "Pass copy=None to allow the copy, or convert to a library that holds the data "
+            "where it is (device= names the place)"
+        )
+    else:
+        advice = "Pass copy=None to allow the copy, or change the data (e.g. fill nulls, rechunk)"
+    return "copy=False, but every route copies: " + "; ".join(parts) + ". " + advice
 
 
 def _type_name(obj: object) -> str:

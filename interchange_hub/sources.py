@@ -1,15 +1,16 @@
 """Sources that no adapter owns but that speak a protocol (duckdb, arro3, user classes).
 
-They enter the graph at the ``"arrow"`` or ``"dlpack"`` node. Describing them never
-reads a stream: a stream producer may be one-shot, so only ``__arrow_c_schema__`` is
-asked, when present; array producers and DLPack producers are imported (zero-copy).
+They enter the graph at the ``"arrow"``, ``"dlpack"`` or ``"arrow_device"`` node.
+Describing them never reads a stream: a stream producer may be one-shot, so only
+``__arrow_c_schema__`` is asked, when present; array producers, device array producers
+and DLPack producers are imported (zero-copy).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from interchange_hub import arrowkit, tensorkit
+from interchange_hub import arrowkit, devicekit, tensorkit
 from interchange_hub.adapter import Adapter, Buffer
 from interchange_hub.dependencies import installed
 from interchange_hub.errors import ProtocolError
@@ -21,7 +22,9 @@ from interchange_hub.protocols import (
     dlpack_device,
     has_dunder,
     is_arrow_array,
+    is_arrow_device,
     is_arrow_stream,
+    is_dlpack,
 )
 
 
@@ -31,11 +34,18 @@ class ProtocolSource(Adapter):
     name = "protocol"
 
     def owns(self, obj: object) -> bool:
-        return is_arrow_stream(obj) or is_arrow_array(obj) or has_dunder(obj, "__dlpack__")
+        return is_arrow_stream(obj) or is_arrow_array(obj) or is_dlpack(obj) or is_arrow_device(obj)
 
     def describe(self, obj: Any) -> DataInfo:
         if is_arrow_stream(obj) or is_arrow_array(obj):
             return self._describe_arrow(obj)
+        if not is_dlpack(obj):
+            if has_dunder(obj, "__arrow_c_device_array__"):
+                info = devicekit.describe_producer(obj)
+                if info.device.is_cpu and installed("pyarrow"):  # every Arrow type, in full
+                    return _describe_data(arrowkit.import_device_array(obj))
+                return info
+            return DataInfo(Kind.STREAM, known=False)  # a device stream: read once, then planned
         device = dlpack_device(obj)
         if device.is_cpu and installed("numpy"):
             try:
@@ -52,10 +62,7 @@ class ProtocolSource(Adapter):
             return DataInfo(Kind.TABLE, known=False)
         pa = arrowkit.pa_module()
         if is_arrow_array(obj) and not is_arrow_stream(obj):
-            data = _import_array(obj)
-            if isinstance(data, pa.RecordBatch):
-                return arrowkit.describe_table(data)
-            return arrowkit.describe_column(data)
+            return _describe_data(_import_array(obj))
         if has_dunder(obj, "__arrow_c_schema__"):
             field = pa.field(obj)
             if pa.types.is_struct(field.type):
@@ -66,9 +73,22 @@ class ProtocolSource(Adapter):
     def buffers(self, obj: Any) -> list[Buffer]:
         if is_arrow_array(obj) and installed("pyarrow"):
             return arrowkit.buffers(_import_array(obj))
-        if has_dunder(obj, "__dlpack__") and dlpack_device(obj).is_cpu:
-            return tensorkit.ndarray_buffers(tensorkit.np_module().from_dlpack(obj))
+        if has_dunder(obj, "__dlpack__"):
+            if dlpack_device(obj).is_cpu:
+                return tensorkit.ndarray_buffers(tensorkit.np_module().from_dlpack(obj))
+            return []
+        if has_dunder(obj, "__arrow_c_device_array__"):
+            found = devicekit.producer_buffers(obj)
+            if all(b.device == "cpu" for b in found) and installed("pyarrow"):
+                return arrowkit.buffers(arrowkit.import_device_array(obj))
+            return found
         return []
+
+
+def _describe_data(data: Any) -> DataInfo:
+    if isinstance(data, arrowkit.pa_module().RecordBatch):
+        return arrowkit.describe_table(data)
+    return arrowkit.describe_column(data)
 
 
 def _import_array(obj: Any) -> Any:

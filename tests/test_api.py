@@ -36,7 +36,7 @@ def test_module_level_verbs_use_the_default_hub() -> None:
 
 def test_independent_hub_lists_its_adapters(hub: ih.Hub) -> None:
     names = [a.name for a in hub.adapters()]
-    assert names == ["pyarrow", "nanoarrow", "polars", "pandas", "numpy", "torch"]
+    assert names == ["pyarrow", "nanoarrow", "polars", "pandas", "numpy", "torch", "cupy"]
     assert ih.Hub(autoload=False) is not hub
 
 

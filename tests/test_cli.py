@@ -68,7 +68,7 @@ def test_explain_names_an_unknown_library() -> None:
 def test_plugins_lists_builtins(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plugins"]) == 0
     out = capsys.readouterr().out
-    assert "interchange_hub plugins: 8 loaded, 0 failed" in out
+    assert "interchange_hub plugins: 9 loaded, 0 failed" in out
     assert "interchange_hub.adapters._polars     built-in  interchange-hub 0.1.0  polars" in out
     assert "register_edges" in out
 

@@ -46,7 +46,7 @@ def test_unsupported_object_names_type_and_lists_supported(hub: ih.Hub) -> None:
 def test_unknown_target_suggests_nearest(hub: ih.Hub) -> None:
     with pytest.raises(ih.UnknownTargetError, match="Did you mean 'polars'"):
         hub.convert(np.arange(3), to="polar")
-    with pytest.raises(ih.UnknownTargetError, match="Known targets: nanoarrow, numpy"):
+    with pytest.raises(ih.UnknownTargetError, match="Known targets: cupy, nanoarrow, numpy"):
         hub.convert(np.arange(3), to="excel")
 
 

@@ -44,6 +44,7 @@ def _edge(
     loss: bool = False,
     move: Device | None = None,
     name: str = "fake",
+    devices: tuple[str, ...] = ("cpu", "cuda"),
 ) -> ih.Edge:
     def estimate(ctx: ih.Context) -> Estimate:
         info = ctx.info
@@ -63,12 +64,19 @@ def _edge(
         device = move if move is not None else value.device
         return Blob(value.n, device, (*value.trail, f"{src}->{dst}"))
 
-    return ih.Edge(src, dst, name, f"{src}->{dst}", estimate, run)
+    return ih.Edge(src, dst, name, f"{src}->{dst}", estimate, run, devices=devices)
 
 
 class FakeAdapter(ih.Adapter):
-    def __init__(self, name: str, edges: Sequence[ih.Edge], owner: bool = False) -> None:
+    def __init__(
+        self,
+        name: str,
+        edges: Sequence[ih.Edge],
+        owner: bool = False,
+        devices: tuple[str, ...] = ("cpu",),
+    ) -> None:
         self.name = name
+        self.devices = devices
         self.module = "builtins"  # always loaded
         self._edges = edges
         self._owner = owner
@@ -121,27 +129,35 @@ def test_lossless_beats_cheaper_lossy() -> None:
 
 
 def test_device_move_is_a_step_with_its_cost() -> None:
-    src = FakeAdapter("gpulib", [_edge("gpulib", DLPACK)], owner=True)
-    dst = FakeAdapter("cpulib", [_edge(DLPACK, "cpulib")])
+    src = FakeAdapter("gpulib", [_edge("gpulib", DLPACK)], owner=True, devices=("cuda",))
+    dst = FakeAdapter("cpulib", [_edge(DLPACK, "cpulib", devices=("cpu",))])
     mover = _edge(DLPACK, DLPACK, move=ih.Device.parse("cpu"), name="mover")
     hub = make_hub(src, dst, edges=[mover])
     blob = Blob(4096, GPU)
-    plan = hub.plan(blob, to="cpulib", device="cpu")
-    assert [s.edge.adapter for s in plan.steps] == ["fake", "mover", "fake"]
-    assert plan.device_moves == 1 and plan.copied_bytes == 4096
-    assert "device move cuda:0 -> cpu" in str(plan)
-    assert hub.convert(blob, to="cpulib", device="cpu").device == ih.Device.parse("cpu")
+    for device in ("cpu", None):  # cpulib holds CPU memory only: None moves it there too
+        plan = hub.plan(blob, to="cpulib", device=device)
+        assert [s.edge.adapter for s in plan.steps] == ["fake", "mover", "fake"]
+        assert plan.device_moves == 1 and plan.copied_bytes == 4096
+        assert "device move cuda:0 -> cpu" in str(plan)
+    assert hub.convert(blob, to="cpulib").device == ih.Device.parse("cpu")
     with pytest.raises(ih.CopyRequiredError, match="dlpack -> dlpack"):
         hub.plan(blob, to="cpulib", device="cpu", copy=False)
-    with pytest.raises(ih.NoRouteError, match="not cuda:1"):
+    with pytest.raises(ih.DeviceError, match="cpulib keeps data on cpu, not on cuda:1"):
         hub.plan(blob, to="cpulib", device="cuda:1")
 
 
-def test_data_stays_on_its_device_when_no_device_is_asked() -> None:
-    src = FakeAdapter("gpulib", [_edge("gpulib", DLPACK)], owner=True)
-    dst = FakeAdapter("cpulib", [_edge(DLPACK, "cpulib")])
+def test_an_edge_never_gets_memory_on_a_device_it_does_not_take() -> None:
+    src = FakeAdapter("gpulib", [_edge("gpulib", DLPACK)], owner=True, devices=("cuda",))
+    dst = FakeAdapter("cpulib", [_edge(DLPACK, "cpulib", devices=("cpu",))], devices=("cuda",))
+    with pytest.raises(ih.NoRouteError, match="takes memory on cpu, and the data is on cuda:0"):
+        make_hub(src, dst).plan(Blob(64, GPU), to="cpulib")
+
+
+def test_data_stays_on_its_device_when_the_target_can_hold_it() -> None:
+    src = FakeAdapter("gpulib", [_edge("gpulib", DLPACK)], owner=True, devices=("cuda",))
+    dst = FakeAdapter("both", [_edge(DLPACK, "both")], devices=("cpu", "cuda"))
     mover = _edge(DLPACK, DLPACK, move=ih.Device.parse("cpu"), name="mover")
-    plan = make_hub(src, dst, edges=[mover]).plan(Blob(64, GPU), to="cpulib")
+    plan = make_hub(src, dst, edges=[mover]).plan(Blob(64, GPU), to="both")
     assert plan.device_moves == 0 and plan.result.device == GPU
 
 

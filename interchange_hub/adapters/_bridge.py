@@ -1,5 +1,7 @@
 """The Arrow <-> DLPack bridge and the explicit copy edges, independent of any library.
 
+``arrow_device -> arrow``: a CPU ArrowDeviceArray is imported by pyarrow, zero-copy.
+
 ``arrow -> dlpack``: a column becomes a 1-D tensor (shared when it is one chunk of a
 fixed-width type without nulls), a table a 2-D tensor (always copied). ``dlpack ->
 arrow``: a 1-D tensor becomes a column, a 2-D tensor a table, more dimensions a
@@ -11,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from interchange_hub import arrowkit, tensorkit
-from interchange_hub.adapter import ARROW, DLPACK, Context, Edge
+from interchange_hub.adapter import ARROW, ARROW_DEVICE, DLPACK, Context, Edge
 from interchange_hub.hookspecs import hookimpl
 from interchange_hub.model import Copy, Estimate, Kind, Unroutable
 
@@ -59,8 +61,27 @@ def _copy_tensor(value: Any, ctx: Context) -> Any:
     return np.array(arr, copy=True)
 
 
+def _device_to_arrow_estimate(ctx: Context) -> Estimate:
+    return Estimate(ctx.info, why="pyarrow imports a CPU ArrowDeviceArray without a copy")
+
+
+def _device_to_arrow(value: Any, ctx: Context) -> Any:
+    return arrowkit.import_device_array(value)
+
+
 @hookimpl
 def register_edges(register: Any) -> None:
+    register(
+        Edge(
+            ARROW_DEVICE,
+            ARROW,
+            BRIDGE,
+            "Array._import_from_c_device_capsule",
+            _device_to_arrow_estimate,
+            _device_to_arrow,
+            ("pyarrow",),
+        )
+    )
     register(Edge(ARROW, DLPACK, BRIDGE, "Array.to_numpy", _to_dlpack_estimate, _to_dlpack, _NEEDS))
     register(
         Edge(

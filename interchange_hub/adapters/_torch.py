@@ -1,8 +1,9 @@
-"""torch adapter: Tensor (CPU here; CUDA tensors are described with their device).
+"""torch adapter: Tensor, on the CPU or a CUDA device.
 
-Tensors travel through DLPack only. Before ``torch.from_dlpack`` the hub makes arrays
-with negative strides contiguous, because torch's DLPack import aborts the process on
-them (pytorch#188023).
+Tensors travel through DLPack only; between CPU and GPU (or two GPUs) a tensor moves
+with ``Tensor.to``, a step the plan shows as a device copy. Before ``torch.from_dlpack``
+the hub makes arrays with negative strides contiguous, because torch's DLPack import
+aborts the process on them (pytorch#188023).
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from interchange_hub.adapter import DLPACK, Adapter, Buffer, Context, Edge
+from interchange_hub import cudart, devicekit
+from interchange_hub.adapter import ARROW_DEVICE, DLPACK, Adapter, Buffer, Context, Edge
 from interchange_hub.dependencies import require
 from interchange_hub.hookspecs import hookimpl
 from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Unroutable
@@ -47,11 +49,15 @@ def _tensor_types() -> tuple[Any, Any]:
     return torch.Tensor, torch.strided
 
 
+_DEVICES = ("cpu", "cuda")
+
+
 class TorchAdapter(Adapter):
     name = "torch"
     module = "torch"
     extra = "torch"
     types = ("torch.Tensor",)
+    devices = _DEVICES
 
     def owns(self, obj: object) -> bool:
         return isinstance(obj, _torch().Tensor)
@@ -95,9 +101,23 @@ class TorchAdapter(Adapter):
         span = sum((n - 1) * st for n, st in zip(obj.shape, obj.stride(), strict=True)) + 1
         return [Buffer(obj.data_ptr(), span * obj.element_size(), str(_device(obj)))]
 
+    def record_event(self, obj: Any) -> tuple[int, object]:
+        if obj.device.type != "cuda":
+            return 0, None
+        torch = _torch()
+        event = torch.cuda.Event()
+        event.record(torch.cuda.current_stream(obj.device))
+        return int(event._as_parameter_.value or 0), event
+
+    def wait_event(self, handle: int, device: Device) -> None:
+        _wait(handle, device)
+
     def edges(self) -> Sequence[Edge]:
+        need = ("torch",)
         return (
-            Edge("torch", DLPACK, self.name, "__dlpack__", _export_estimate, _export, ("torch",)),
+            Edge(
+                "torch", DLPACK, self.name, "__dlpack__", _export_estimate, _export, need, _DEVICES
+            ),
             Edge(
                 DLPACK,
                 "torch",
@@ -105,9 +125,56 @@ class TorchAdapter(Adapter):
                 "torch.from_dlpack",
                 _import_estimate,
                 _import,
-                ("torch",),
+                need,
+                _DEVICES,
+            ),
+            Edge("torch", "torch", self.name, "Tensor.to", _move_estimate, _move, need, _DEVICES),
+            Edge(
+                ARROW_DEVICE,
+                "torch",
+                self.name,
+                "ArrowDeviceArray",
+                _device_array_estimate,
+                _device_array,
+                need,
+                _DEVICES,
             ),
         )
+
+
+def _wait(handle: int, device: Device) -> None:
+    if handle and device.type == DeviceType.CUDA:
+        stream = _torch().cuda.current_stream(device.index).cuda_stream
+        cudart.stream_wait_event(stream, handle)
+
+
+def _device_array_estimate(ctx: Context) -> Estimate:
+    return devicekit.estimate_column_import(ctx.info, bool(ctx.copy and not ctx.fresh))
+
+
+def _device_array(value: Any, ctx: Context) -> Any:
+    producer, imported = devicekit.tensor_producer(value)
+    _wait(imported.event_handle, imported.device)  # before torch queues work on the memory
+    tensor = _torch().from_dlpack(producer)
+    return tensor.clone() if ctx.copy and not ctx.fresh else tensor
+
+
+def _move_estimate(ctx: Context) -> Estimate:
+    info, place = ctx.info, ctx.device
+    if place is None or place == info.device or place.kind not in _DEVICES:
+        raise Unroutable("the tensor is where it must be")
+    reason = f"Tensor.to('{place}') copies {info.device} memory to {place}"
+    layout = info.layout if info.layout in ("C", "F") else "C"
+    out = info.but(device=place, layout=layout, readonly=False)
+    copies = (Copy("", info.nbytes, reason),)
+    return Estimate(out, copies, why=reason, copies_all=True, moves_device=True)
+
+
+def _move(value: Any, ctx: Context) -> Any:
+    place = ctx.device
+    assert place is not None  # the estimate refused a move without a place
+    target = "cpu" if place.is_cpu else f"cuda:{place.index}"
+    return value.detach().to(target)
 
 
 def _export_estimate(ctx: Context) -> Estimate:
@@ -136,6 +203,8 @@ def _import_estimate(ctx: Context) -> Estimate:
     info = ctx.info
     if info.kind != Kind.TENSOR:
         raise Unroutable("only tensors travel through DLPack")
+    if info.layout == "negative" and not info.device.is_cpu:
+        raise Unroutable("torch cannot import negative strides (it aborts)")
     if info.layout == "negative":
         reason = "torch cannot import negative strides (it aborts); made contiguous"
         copies: tuple[Copy, ...] = (Copy("", info.nbytes, reason),)

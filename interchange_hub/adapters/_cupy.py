@@ -1,0 +1,238 @@
+"""cupy adapter: ndarray in CUDA device memory.
+
+With torch (or any DLPack producer on the same GPU) a cupy array is exchanged through
+DLPack without a copy; ``cupy.from_dlpack`` passes cupy's current stream to the
+producer, which makes the data safe on it as the DLPack spec requires. Memory reaches
+the CPU libraries only through an explicit device copy step (``ndarray.get``), and CPU
+memory reaches cupy through ``cupy.asarray``: both show in the plan with their bytes.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from interchange_hub import devicekit, tensorkit
+from interchange_hub.adapter import ARROW_DEVICE, DLPACK, Adapter, Buffer, Context, Edge
+from interchange_hub.dependencies import require
+from interchange_hub.hookspecs import hookimpl
+from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Unroutable
+from interchange_hub.protocols import Device, DeviceType
+
+if TYPE_CHECKING:
+    from collections.abc import Hashable, Mapping, Sequence
+
+_CUDA = ("cuda",)
+_CPU = ("cpu",)
+_NEEDS = ("cupy",)
+NEGATIVE = "negative strides: made contiguous on the device first (torch aborts on them)"
+
+
+def _cupy() -> Any:
+    return require("cupy", "to hold data in GPU memory")
+
+
+@cache
+def _ndarray() -> Any:
+    return _cupy().ndarray
+
+
+def _device(arr: Any) -> Device:
+    return Device(DeviceType.CUDA, int(arr.device.id))
+
+
+class CupyAdapter(Adapter):
+    name = "cupy"
+    module = "cupy"
+    extra = "cupy"
+    types = ("cupy.ndarray",)
+    devices = _CUDA
+
+    def owns(self, obj: object) -> bool:
+        return isinstance(obj, _ndarray())
+
+    def type_kinds(self) -> Mapping[type, Kind | None]:
+        return {_ndarray(): Kind.TENSOR}
+
+    def describe(self, obj: Any) -> DataInfo:
+        col = Column("", tensorkit.np_dtype_name(obj.dtype), int(obj.nbytes), 0)
+        return DataInfo(
+            Kind.TENSOR,
+            (col,),
+            rows=obj.shape[0] if obj.ndim else 1,
+            shape=tuple(obj.shape),
+            layout=tensorkit.layout_of(obj),  # cupy's flags and strides read like numpy's
+            device=_device(obj),
+        )
+
+    def route_key(self, obj: Any) -> Hashable | None:
+        if type(obj) is not _ndarray() or not obj.size:
+            return None
+        flags = obj.flags
+        if not (flags.c_contiguous or flags.f_contiguous):
+            return None
+        return (obj.dtype, obj.shape[1:], obj.ndim, obj.device.id, flags.c_contiguous)
+
+    def buffers(self, obj: Any) -> list[Buffer]:
+        if not obj.size:
+            return []
+        itemsize = obj.itemsize
+        low = sum((n - 1) * s for n, s in zip(obj.shape, obj.strides, strict=True) if s < 0)
+        high = sum((n - 1) * s for n, s in zip(obj.shape, obj.strides, strict=True) if s > 0)
+        start = obj.data.ptr + low
+        return [Buffer(start, high - low + itemsize, str(_device(obj)))]
+
+    def default_device(self) -> Device:
+        return Device(DeviceType.CUDA, int(_cupy().cuda.Device().id))
+
+    def record_event(self, obj: Any) -> tuple[int, object]:
+        cupy = _cupy()
+        with cupy.cuda.Device(obj.device.id):
+            event = cupy.cuda.Event(disable_timing=True)
+            event.record(cupy.cuda.get_current_stream())
+        return int(event.ptr), event
+
+    def wait_event(self, handle: int, device: Device) -> None:
+        if handle:
+            cupy = _cupy()
+            with cupy.cuda.Device(device.index):
+                stream = cupy.cuda.get_current_stream().ptr
+                cupy.cuda.runtime.streamWaitEvent(stream, handle)
+
+    def edges(self) -> Sequence[Edge]:
+        name = self.name
+        return (
+            Edge("cupy", DLPACK, name, "__dlpack__", _export_estimate, _export, _NEEDS, _CUDA),
+            Edge(
+                DLPACK, "cupy", name, "cupy.from_dlpack", _import_estimate, _import, _NEEDS, _CUDA
+            ),
+            Edge("cupy", DLPACK, name, "ndarray.get", _to_host_estimate, _to_host, _NEEDS, _CUDA),
+            Edge(DLPACK, "cupy", name, "cupy.asarray", _to_gpu_estimate, _to_gpu, _NEEDS, _CPU),
+            Edge("cupy", "cupy", name, "ndarray.copy", _peer_estimate, _peer, _NEEDS, _CUDA),
+            Edge(
+                ARROW_DEVICE,
+                "cupy",
+                name,
+                "ArrowDeviceArray",
+                _device_array_estimate,
+                _device_array,
+                _NEEDS,
+                _CUDA,
+            ),
+        )
+
+
+# -- same device: DLPack ----------------------------------------------------------------------
+def _export_estimate(ctx: Context) -> Estimate:
+    info = ctx.info
+    if info.layout == "negative":
+        out = info.but(layout="C")
+        copies = (Copy("", info.nbytes, NEGATIVE),)
+        return Estimate(out, copies, why=NEGATIVE, copies_all=True)
+    return Estimate(info, why="ndarray is a DLPack producer (it records an event on its stream)")
+
+
+def _export(value: Any, ctx: Context) -> Any:
+    if ctx.info.layout == "negative":
+        return _cupy().ascontiguousarray(value)
+    return value
+
+
+def _import_estimate(ctx: Context) -> Estimate:
+    info = ctx.info
+    if info.kind != Kind.TENSOR:
+        raise Unroutable("only tensors travel through DLPack")
+    (col,) = info.columns
+    if col.dtype == "bfloat16":
+        raise Unroutable("cupy has no bfloat16")
+    if ctx.copy and not ctx.fresh:
+        reason = "copy=True: the array is copied on the device"
+        out = info.but(layout="C", readonly=False)
+        return Estimate(out, (Copy("", info.nbytes, reason),), why=reason, copies_all=True)
+    return Estimate(info, why="cupy.from_dlpack shares the producer's memory, on its stream")
+
+
+def _import(value: Any, ctx: Context) -> Any:
+    cupy = _cupy()
+    arr = value if isinstance(value, cupy.ndarray) else cupy.from_dlpack(value)
+    if ctx.copy and not ctx.fresh:
+        return arr.copy()
+    return arr
+
+
+# -- across devices: explicit copies -------------------------------------------------------------
+def _move(info: DataInfo, place: Device, how: str) -> Estimate:
+    reason = f"{how} copies {info.device} memory to {place}"
+    layout = info.layout if info.layout in ("C", "F") else "C"
+    out = info.but(device=place, layout=layout, readonly=False)
+    copies = (Copy("", info.nbytes, reason),)
+    return Estimate(out, copies, why=reason, copies_all=True, moves_device=True)
+
+
+def _to_host_estimate(ctx: Context) -> Estimate:
+    place = ctx.device
+    if place is None or not place.is_cpu:
+        raise Unroutable("the data need not leave the GPU")
+    return _move(ctx.info, place, "ndarray.get()")
+
+
+def _to_host(value: Any, ctx: Context) -> Any:
+    return value.get()  # synchronises cupy's current stream before reading
+
+
+def _to_gpu_estimate(ctx: Context) -> Estimate:
+    place = ctx.device
+    if place is None or place.type != DeviceType.CUDA:
+        raise Unroutable("the data need not go to a GPU")
+    if ctx.info.kind != Kind.TENSOR:
+        raise Unroutable("only tensors travel through DLPack")
+    return _move(ctx.info, place, "cupy.asarray")
+
+
+def _to_gpu(value: Any, ctx: Context) -> Any:
+    cupy, np = _cupy(), tensorkit.np_module()
+    place = ctx.device
+    assert place is not None  # the estimate refused a move without a place
+    host = value if isinstance(value, np.ndarray) else np.from_dlpack(value)
+    with cupy.cuda.Device(place.index):
+        return cupy.asarray(host)
+
+
+def _peer_estimate(ctx: Context) -> Estimate:
+    place = ctx.device
+    if place is None or place.type != DeviceType.CUDA or place == ctx.info.device:
+        raise Unroutable("the array is on the GPU asked for")
+    return _move(ctx.info, place, "ndarray.copy()")
+
+
+def _peer(value: Any, ctx: Context) -> Any:
+    place = ctx.device
+    assert place is not None
+    with _cupy().cuda.Device(place.index):
+        return value.copy()  # cupy copies to the current device
+
+
+# -- Arrow device arrays ---------------------------------------------------------------------------
+def _device_array_estimate(ctx: Context) -> Estimate:
+    return devicekit.estimate_column_import(ctx.info, bool(ctx.copy and not ctx.fresh))
+
+
+def _device_array(value: Any, ctx: Context) -> Any:
+    cupy = _cupy()
+    imported, address, nbytes = devicekit.import_column(value)
+    column = imported.columns[0]
+    with cupy.cuda.Device(imported.device.index):
+        if imported.event_handle:
+            stream = cupy.cuda.get_current_stream().ptr
+            cupy.cuda.runtime.streamWaitEvent(stream, imported.event_handle)
+        # The imported array owns the producer's struct: cupy keeps it alive, and its
+        # release runs when the last view of the memory is gone.
+        memory = cupy.cuda.UnownedMemory(address, nbytes, imported, imported.device.index)
+        pointer = cupy.cuda.MemoryPointer(memory, 0)
+        arr = cupy.ndarray((column.length,), dtype=column.dtype, memptr=pointer)
+        return arr.copy() if ctx.copy and not ctx.fresh else arr
+
+
+@hookimpl
+def register_adapters(register: Any) -> None:
+    register(CupyAdapter())

@@ -1,0 +1,214 @@
+"""Arrow device arrays and tensors: what the router and the exports need from ``cdevice``.
+
+A device array's buffers stay where they are: importing one gives the hub addresses on
+its device, and exporting a tensor gives a consumer the tensor's own memory, with a
+``sync_event`` recorded by the library that owns it. No data library is imported here.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from interchange_hub import cdevice
+from interchange_hub.errors import ConversionError, NoRouteError
+from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Unroutable
+from interchange_hub.protocols import DLPACK_MAX_VERSION, Device
+
+if TYPE_CHECKING:
+    from interchange_hub.adapter import Adapter, Buffer
+
+
+def describe_imported(imported: cdevice.DeviceArrowArray) -> DataInfo:
+    """The hub's description of an imported device array (a column, or a table)."""
+    columns = tuple(
+        Column(
+            c.name,
+            c.dtype or f"arrow format {c.format!r}",
+            c.length * cdevice.itemsize(c.dtype) if c.dtype else -1,
+            c.null_count,
+        )
+        for c in imported.columns
+    )
+    kind = Kind.TABLE if imported.table else Kind.COLUMN
+    return DataInfo(kind, columns, rows=imported.length, device=imported.device)
+
+
+def describe_producer(obj: Any) -> DataInfo:
+    """Describe an ``__arrow_c_device_array__`` producer from one export (released at once)."""
+    imported = cdevice.import_device_array(*obj.__arrow_c_device_array__())
+    try:
+        return describe_imported(imported)
+    finally:
+        imported.close()
+
+
+def producer_buffers(obj: Any) -> list[Buffer]:
+    """The data buffers of a device array producer, on its device (kept alive while held)."""
+    from interchange_hub.adapter import Buffer
+
+    imported = cdevice.import_device_array(*obj.__arrow_c_device_array__())
+    found = []
+    for col in imported.columns:
+        if col.dtype and col.length:
+            size = cdevice.itemsize(col.dtype)
+            start = col.data + col.offset * size
+            found.append(Buffer(start, col.length * size, str(imported.device), imported))
+    return found
+
+
+def estimate_column_import(info: DataInfo, copy: bool = False) -> Estimate:
+    """A device column becomes a 1-D tensor that views its data buffer."""
+    if info.kind != Kind.COLUMN:
+        raise Unroutable(
+            "a device table becomes a tensor only with a copy; convert one column at a time"
+        )
+    (col,) = info.columns
+    if col.dtype not in cdevice.ARROW_FORMATS:
+        raise Unroutable(f"{col.dtype} has no tensor form (fixed-width numbers only)")
+    if col.nulls:
+        raise Unroutable(f"the device column has {col.nulls} nulls, which a tensor cannot hold")
+    tensor = Column("", col.dtype, col.nbytes, 0)
+    out = DataInfo(
+        Kind.TENSOR, (tensor,), rows=info.rows, shape=(info.rows,), layout="C", device=info.device
+    )
+    if copy:
+        reason = "copy=True: the data is copied on its device"
+        return Estimate(out, (Copy("", col.nbytes, reason),), why=reason, copies_all=True)
+    return Estimate(out, why="views the device array's data buffer, after its sync_event")
+
+
+def import_column(value: Any) -> tuple[cdevice.DeviceArrowArray, int, int]:
+    """Import a device column: (the array, which owns the producer's struct, data address,
+    bytes). The caller keeps the array alive as long as the memory is used."""
+    imported = cdevice.import_device_array(*value.__arrow_c_device_array__())
+    col = imported.columns[0]
+    if imported.table or not col.dtype or col.null_count:
+        imported.close()
+        raise ConversionError(
+            f"the device array changed between planning and conversion (now {col.format!r} "
+            f"with {col.null_count} nulls); produce the same data each time it is asked"
+        )
+    size = cdevice.itemsize(col.dtype)
+    return imported, col.data + col.offset * size, col.length * size
+
+
+def tensor_producer(value: Any) -> tuple[cdevice.DLPackProducer, cdevice.DeviceArrowArray]:
+    """A DLPack producer over a device column (so torch and others import it), and the
+    imported array, whose ``event_handle`` the consumer must wait on first."""
+    imported, address, _ = import_column(value)
+    col = imported.columns[0]
+    producer = cdevice.DLPackProducer(
+        address, (col.length,), (1,), col.dtype, imported.device, imported
+    )
+    return producer, imported
+
+
+# -- exports -----------------------------------------------------------------------------------
+def tensor_to_device_array(value: Any, owner: Adapter | None) -> tuple[object, object]:
+    """An ArrowDeviceArray capsule pair over a DLPack producer's memory, without a copy.
+
+    A 1-D tensor becomes a column; a 2-D column-major tensor a table of its columns. The
+    owning library records the ``sync_event`` on its current stream.
+    """
+    device = Device.from_dlpack(value.__dlpack_device__())
+    if not device.is_cpu and owner is None:
+        raise NoRouteError(
+            f"the hub cannot make a sync event for a {type(value).__name__} on {device}; "
+            "convert it to cupy or torch first (zero-copy), and export that"
+        )
+    view = cdevice.read_dlpack(_dlpack_capsule(value, device))
+    event, keep_event = owner.record_event(value) if owner is not None else (0, None)
+    columns, table = _columns(view)
+    return cdevice.export_device_array(
+        columns, table=table, device=device, event_handle=event, keep=(view, keep_event)
+    )
+
+
+def _dlpack_capsule(value: Any, device: Device) -> object:
+    if device.is_cpu:
+        return value.__dlpack__(max_version=DLPACK_MAX_VERSION)
+    try:  # -1: the producer must not synchronise; the owner's event covers pending work
+        return value.__dlpack__(stream=-1, max_version=DLPACK_MAX_VERSION)
+    except (TypeError, ValueError, BufferError):
+        return value.__dlpack__(max_version=DLPACK_MAX_VERSION)
+
+
+def _columns(view: cdevice.DLPackView) -> tuple[list[cdevice.ColumnData], bool]:
+    if view.dtype not in cdevice.ARROW_FORMATS:
+        raise NoRouteError(
+            f"a {view.dtype} tensor has no Arrow device form (Arrow booleans are bit-packed, "
+            "and Arrow has no bfloat16); cast it to a numeric dtype first"
+        )
+    fmt = cdevice.ARROW_FORMATS[view.dtype]
+    size = cdevice.itemsize(view.dtype)
+    shape, strides = tuple(view.shape), tuple(view.strides)
+    if len(shape) == 1 and (strides[0] == 1 or shape[0] <= 1):
+        return [cdevice.ColumnData("", view.dtype, fmt, shape[0], data=view.data)], False
+    if len(shape) == 2 and (strides[0] == 1 or shape[0] <= 1):
+        rows = shape[0]
+        columns = [
+            cdevice.ColumnData(
+                f"column_{i}", view.dtype, fmt, rows, data=view.data + i * strides[1] * size
+            )
+            for i in range(shape[1])
+        ]
+        return columns, True
+    raise NoRouteError(
+        f"a tensor of shape {shape} and strides {strides} has no zero-copy Arrow form: Arrow "
+        "holds 1-D columns, and a 2-D tensor only when column-major (each column "
+        "contiguous). Make it so first, e.g. t.T.contiguous().T in torch, or "
+        "cupy.asfortranarray(a)"
+    )
+
+
+def check_kwargs(kwargs: dict[str, object]) -> None:
+    """The device dunders' rule: unknown keywords are accepted only with the value None."""
+    unknown = sorted(k for k, v in kwargs.items() if v is not None)
+    if unknown:
+        raise NotImplementedError(f"Received unsupported keyword argument(s): {unknown}")
+
+
+class DeviceChunk:
+    """An imported device array, exported again on request (fresh capsules, same memory)."""
+
+    __slots__ = ("_imported",)
+
+    def __init__(self, imported: cdevice.DeviceArrowArray) -> None:
+        self._imported = imported
+
+    def __arrow_c_device_array__(
+        self, requested_schema: object | None = None, **kwargs: object
+    ) -> tuple[object, object]:
+        check_kwargs(kwargs)
+        imp = self._imported
+        return cdevice.export_device_array(
+            imp.columns, table=imp.table, device=imp.device, event_handle=imp.event_handle, keep=imp
+        )
+
+
+def read_stream(obj: Any) -> Any:
+    """Read an ``__arrow_c_device_stream__`` producer once: one chunk stays on its device
+    (a :class:`DeviceChunk`); CPU chunks become a pyarrow Table or ChunkedArray."""
+    arrays = cdevice.import_device_stream(obj.__arrow_c_device_stream__())[0]
+    if len(arrays) == 1 and not arrays[0].unsupported:
+        return DeviceChunk(arrays[0])
+    where = {str(a.device) for a in arrays}
+    unsupported = [a.unsupported for a in arrays if a.unsupported]
+    if unsupported or not arrays or where != {"cpu"}:
+        for a in arrays:
+            a.close()
+        why = unsupported[0] if unsupported else f"{len(arrays)} chunks on {', '.join(where)}"
+        raise ConversionError(
+            f"the hub reads a device stream of several chunks only on the CPU, of fixed-width "
+            f"numbers only ({why}). Export one chunk at a time (__arrow_c_device_array__), "
+            "or use the producer's CPU interface (__arrow_c_stream__)"
+        )
+    from interchange_hub import arrowkit
+
+    pa = arrowkit.pa_module()
+    chunks = [DeviceChunk(a).__arrow_c_device_array__() for a in arrays]
+    if arrays[0].table:
+        return pa.Table.from_batches(
+            [pa.RecordBatch._import_from_c_device_capsule(*pair) for pair in chunks]
+        )
+    return pa.chunked_array([pa.Array._import_from_c_device_capsule(*pair) for pair in chunks])

@@ -235,3 +235,11 @@ def test_torch_cpu_import_of_a_device_array_waits_for_nothing_and_shares(hub: ih
     data = torch.arange(10, dtype=torch.float64)
     tensor = hub.convert(DeviceOnly(hub.export(data)), to="torch")
     assert tensor.data_ptr() == data.data_ptr()
+
+
+def test_the_readme_shows_the_device_plan_as_printed() -> None:
+    from pathlib import Path
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    x = np.arange(1_000_000, dtype=np.float32)
+    assert str(ih.plan(x, to="torch", device="cuda:0")) in readme

@@ -1134,3 +1134,17 @@ def read_dlpack(capsule: object) -> DLPackView:
         raise ProtocolError(f"the DLPack tensor is on unknown device type {device_type}")
     _capsule_set_name(capsule, _USED_NAMES[name])
     return DLPackView(address, versioned)
+
+
+def set_device(array_capsule: object, device: Device, sync_event: int = 0) -> None:
+    """Write the device fields of an unconsumed ``arrow_device_array`` capsule's struct.
+
+    For a producer that built the struct over device memory with a CPU-only library
+    (pyarrow's ``foreign_buffer``): the buffers, release callback and lifetime stay that
+    library's, and only ``device_id``, ``device_type`` and ``sync_event`` (the address of
+    the event handle, kept alive by the producer) change.
+    """
+    struct = ArrowDeviceArray.from_address(_live_source(array_capsule, ARROW_DEVICE_ARRAY))
+    struct.device_id = device.arrow_id
+    struct.device_type = int(device.type)
+    struct.sync_event = sync_event or None

@@ -7,14 +7,18 @@ its device, and exporting a tensor gives a consumer the tensor's own memory, wit
 
 from __future__ import annotations
 
+import ctypes
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import cdevice
+from interchange_hub.dependencies import installed
 from interchange_hub.errors import ConversionError, NoRouteError
 from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Unroutable
 from interchange_hub.protocols import DLPACK_MAX_VERSION, Device
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from interchange_hub.adapter import Adapter, Buffer
 
 
@@ -92,17 +96,6 @@ def import_column(value: Any) -> tuple[cdevice.DeviceArrowArray, int, int]:
     return imported, col.data + col.offset * size, col.length * size
 
 
-def tensor_producer(value: Any) -> tuple[cdevice.DLPackProducer, cdevice.DeviceArrowArray]:
-    """A DLPack producer over a device column (so torch and others import it), and the
-    imported array, whose ``event_handle`` the consumer must wait on first."""
-    imported, address, _ = import_column(value)
-    col = imported.columns[0]
-    producer = cdevice.DLPackProducer(
-        address, (col.length,), (1,), col.dtype, imported.device, imported
-    )
-    return producer, imported
-
-
 # -- exports -----------------------------------------------------------------------------------
 def tensor_to_device_array(value: Any, owner: Adapter | None) -> tuple[object, object]:
     """An ArrowDeviceArray capsule pair over a DLPack producer's memory, without a copy.
@@ -119,8 +112,72 @@ def tensor_to_device_array(value: Any, owner: Adapter | None) -> tuple[object, o
     view = cdevice.read_dlpack(_dlpack_capsule(value, device))
     event, keep_event = owner.record_event(value) if owner is not None else (0, None)
     columns, table = _columns(view)
-    return cdevice.export_device_array(
+    return export_columns(
         columns, table=table, device=device, event_handle=event, keep=(view, keep_event)
+    )
+
+
+class _Holder:
+    """What exported device memory needs alive: the owner's objects and the event handle
+    that ``sync_event`` points at."""
+
+    __slots__ = ("__weakref__", "event", "keep")
+
+    def __init__(self, event_handle: int, keep: object) -> None:
+        self.event = ctypes.c_void_p(event_handle)
+        self.keep = keep
+
+
+def export_columns(
+    columns: Sequence[cdevice.ColumnData],
+    *,
+    table: bool,
+    device: Device,
+    event_handle: int = 0,
+    keep: object = None,
+) -> tuple[object, object]:
+    """An ``(arrow_schema, arrow_device_array)`` capsule pair over existing memory.
+
+    With pyarrow installed, pyarrow builds the structs over the memory (``foreign_buffer``,
+    never read) and the hub writes only the device fields: the release callbacks are then
+    C code, which stays correct when a consumer drops the capsule on its error path (a
+    ctypes callback run while an exception is pending replaces it with a SystemError).
+    Without pyarrow, :func:`cdevice.export_device_array` builds them in ctypes.
+    """
+    if not installed("pyarrow") or not columns:
+        return cdevice.export_device_array(
+            columns, table=table, device=device, event_handle=event_handle, keep=keep
+        )
+    from interchange_hub import arrowkit
+
+    pa = arrowkit.pa_module()
+    holder = _Holder(event_handle, keep)  # the buffers' base: freed by pyarrow's release
+    arrays = [_pyarrow_column(pa, column, holder) for column in columns]
+    data = pa.RecordBatch.from_arrays(arrays, [c.name for c in columns]) if table else arrays[0]
+    pair = data.__arrow_c_device_array__()
+    event = ctypes.addressof(holder.event) if event_handle else 0
+    cdevice.set_device(pair[1], device, event)
+    return pair  # type: ignore[no-any-return]
+
+
+def _pyarrow_column(pa: Any, column: cdevice.ColumnData, holder: _Holder) -> Any:
+    if column.null_count < 0:
+        raise ConversionError(
+            f"column {column.name!r}: its null count is unknown, and counting it would read "
+            "device memory from the host; export it without an offset"
+        )
+    size = cdevice.itemsize(column.dtype)
+    end = column.offset + column.length
+    data = pa.foreign_buffer(column.data, end * size, base=holder)
+    validity = None
+    if column.validity:
+        validity = pa.foreign_buffer(column.validity, (end + 7) // 8, base=holder)
+    return pa.Array.from_buffers(
+        pa.type_for_alias(column.dtype),
+        column.length,
+        [validity, data],
+        null_count=column.null_count,
+        offset=column.offset,
     )
 
 
@@ -181,7 +238,7 @@ class DeviceChunk:
     ) -> tuple[object, object]:
         check_kwargs(kwargs)
         imp = self._imported
-        return cdevice.export_device_array(
+        return export_columns(
             imp.columns, table=imp.table, device=imp.device, event_handle=imp.event_handle, keep=imp
         )
 

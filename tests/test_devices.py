@@ -243,3 +243,28 @@ def test_the_readme_shows_the_device_plan_as_printed() -> None:
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     x = np.arange(1_000_000, dtype=np.float32)
     assert str(ih.plan(x, to="torch", device="cuda:0")) in readme
+
+
+def test_exported_device_memory_lives_until_the_consumer_releases_it(hub: ih.Hub) -> None:
+    import gc
+    import weakref
+
+    x = sim(64)
+    alive = weakref.ref(x)
+    pair = hub.export(x).__arrow_c_device_array__()
+    del x
+    gc.collect()
+    got = cdevice.import_device_array(*pair)
+    del pair
+    gc.collect()
+    assert alive() is not None
+    got.close()
+    gc.collect()
+    assert alive() is None
+
+
+def test_a_consumer_refusing_the_device_keeps_its_own_error(hub: ih.Hub) -> None:
+    # pyarrow's wheels know no device but the CPU; its error must reach the caller intact
+    # even though the capsules die while it is pending.
+    with pytest.raises(pa.ArrowKeyError, match="Device type 12"):
+        pa.Array._import_from_c_device_capsule(*hub.export(sim(8)).__arrow_c_device_array__())

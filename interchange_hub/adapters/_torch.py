@@ -12,7 +12,7 @@ from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from interchange_hub import cudart, devicekit
+from interchange_hub import cdevice, cudart, devicekit
 from interchange_hub.adapter import ARROW_DEVICE, DLPACK, Adapter, Buffer, Context, Edge
 from interchange_hub.dependencies import require
 from interchange_hub.hookspecs import hookimpl
@@ -133,11 +133,11 @@ class TorchAdapter(Adapter):
                 ARROW_DEVICE,
                 "torch",
                 self.name,
-                "ArrowDeviceArray",
+                "__cuda_array_interface__",
                 _device_array_estimate,
                 _device_array,
                 need,
-                _DEVICES,
+                ("cuda",),  # CPU device arrays go through pyarrow
             ),
         )
 
@@ -152,10 +152,32 @@ def _device_array_estimate(ctx: Context) -> Estimate:
     return devicekit.estimate_column_import(ctx.info, bool(ctx.copy and not ctx.fresh))
 
 
+class _CudaColumn:
+    """A CUDA device column seen through ``__cuda_array_interface__`` (v3). torch keeps
+    this object, and with it the imported array that owns the memory, as long as the
+    tensor lives; its release is Python's, never a ctypes callback."""
+
+    __slots__ = ("__cuda_array_interface__", "_owner")
+
+    def __init__(self, address: int, length: int, dtype: str, owner: object) -> None:
+        kind = "f" if dtype.startswith("float") else "u" if dtype.startswith("uint") else "i"
+        typestr = f"<{kind}{cdevice.itemsize(dtype)}"
+        self._owner = owner
+        self.__cuda_array_interface__ = {
+            "shape": (length,),
+            "typestr": typestr,
+            "data": (address, False),
+            "strides": None,
+            "version": 3,
+            "stream": None,  # the hub has made torch's stream wait on the sync_event
+        }
+
+
 def _device_array(value: Any, ctx: Context) -> Any:
-    producer, imported = devicekit.tensor_producer(value)
+    imported, address, _ = devicekit.import_column(value)
     _wait(imported.event_handle, imported.device)  # before torch queues work on the memory
-    tensor = _torch().from_dlpack(producer)
+    column = _CudaColumn(address, imported.length, imported.columns[0].dtype, imported)
+    tensor = _torch().as_tensor(column, device=f"cuda:{imported.device.index}")
     return tensor.clone() if ctx.copy and not ctx.fresh else tensor
 
 

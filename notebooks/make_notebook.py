@@ -33,7 +33,7 @@ full sizes). It shows:
    zero-copy cells (verified by buffer address) marked **Z**,
 3. the memory each conversion needs,
 4. a few plans, rendered as tables (`Plan._repr_html_`),
-5. a device section that runs only where a CUDA device is present.
+5. the device policy in plans, and GPU conversions where a CUDA device is present.
 
 The measurement code is `benchmarks/bench.py` (and `benchmarks/report.py` for the
 heatmap), shared with the command-line benchmark.""",
@@ -186,9 +186,24 @@ except ih.CopyRequiredError as exc:
         """\
 ## 5. Devices
 
-The built-in adapters work on the CPU; a CUDA tensor is described with its device, and
-the plan says what the hub can do with it. This section runs only where
-`torch.cuda.is_available()`.""",
+Planning runs nothing, so the device policy shows on any machine: every move between host
+and GPU is a step of the plan, counted as a copy, and `copy=False` refuses it. Where a CUDA
+device is present, the second cell converts between cupy and CUDA torch (zero-copy, checked
+by device pointer) and moves data to and from the CPU libraries.""",
+    ),
+    (
+        "code",
+        """\
+host = np.arange(1_000_000, dtype=np.float32)
+display(ih.plan(host, to="torch", device="cuda:0"))
+try:
+    ih.plan(host, to="torch", device="cuda:0", copy=False)
+except ih.CopyRequiredError as exc:
+    print("copy=False:", type(exc).__name__, "-", str(exc)[:160], "...")
+try:
+    ih.plan(host, to="polars", device="cuda:0")
+except ih.DeviceError as exc:
+    print("device='cuda:0' to polars:", type(exc).__name__, "-", exc)""",
     ),
     (
         "code",
@@ -196,18 +211,18 @@ the plan says what the hub can do with it. This section runs only where
 import torch  # noqa: TID253
 
 if not torch.cuda.is_available():
-    print("No GPU present (torch.cuda.is_available() is False): the device section is skipped.")
+    print("No GPU present (torch.cuda.is_available() is False): the GPU cell is skipped.")
 else:
     cuda = torch.arange(1_000_000, dtype=torch.float64, device="cuda")
-    print("described as:", hub.describe(cuda).device, hub.describe(cuda).shape)
-    same = ih.convert(cuda, to="torch")
-    print("cuda tensor -> torch: same object:", same is cuda)
-    for target, options in [("numpy", {}), ("pyarrow", {}), ("torch", {"device": "cpu"})]:
-        try:
-            plan = ih.plan(cuda, to=target, **options)
-        except ih.InterchangeError as exc:
-            print(f"-> {target} {options}: {type(exc).__name__}: {exc}")
-            continue
+    try:
+        import cupy  # noqa: TID253
+    except ImportError:
+        cupy = None
+    if cupy is not None:
+        as_cupy = ih.convert(cuda, to="cupy")
+        print("cuda tensor -> cupy, same memory:", as_cupy.data.ptr == cuda.data_ptr())
+    for target, options in [("numpy", {}), ("polars", {}), ("torch", {"device": "cpu"})]:
+        plan = ih.plan(cuda, to=target, **options)
         display(plan)
         start = time.perf_counter()
         result = ih.convert(cuda, to=target, **options)
@@ -215,7 +230,7 @@ else:
         took = (time.perf_counter() - start) * 1e3
         print(f"-> {target}: {type(result).__name__} in {took:.2f} ms")
     start = time.perf_counter()
-    host = cuda.cpu().numpy()
+    direct = cuda.cpu().numpy()
     print(f"direct cuda.cpu().numpy(): {(time.perf_counter() - start) * 1e3:.2f} ms")""",
     ),
     (

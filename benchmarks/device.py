@@ -96,13 +96,15 @@ def timed(
     for _ in range(repeats):
         for call, times in samples.items():
             gc.disable()
-            sync()
-            start = time.perf_counter()
-            for _ in range(number):
-                call()
-            sync()
-            times.append((time.perf_counter() - start) / number)
-            gc.enable()
+            try:
+                sync()
+                start = time.perf_counter()
+                for _ in range(number):
+                    call()
+                sync()
+                times.append((time.perf_counter() - start) / number)
+            finally:
+                gc.enable()
     return statistics.median(samples[hub]), statistics.median(samples[direct])
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Hashable, Mapping, Sequence
+    from contextlib import AbstractContextManager
 
     from interchange_hub.model import DataInfo, Estimate, Kind
     from interchange_hub.protocols import Device
@@ -153,9 +154,12 @@ class Adapter:
         """
         return 0, None
 
-    def wait_event(self, handle: int, device: Device) -> None:
-        """Make this library's current stream on ``device`` wait for event ``handle``
-        (a producer's ``sync_event``) before the hub hands it the memory."""
+    def on_device(self, device: Device) -> AbstractContextManager[object]:
+        """A context in which ``device`` is the library's current device (the GPU whose
+        streams events and exports refer to); the default does nothing."""
+        from contextlib import nullcontext
+
+        return nullcontext()
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"

@@ -13,10 +13,11 @@ Ownership follows the specifications:
   on ``close()`` or when it is garbage collected.
 
 Capsule destructors and release callbacks are Python functions behind ctypes. CPython
-cannot run such a callback while an exception is propagating: the exception is replaced by
-a ``SystemError``. Do not let the last reference to a capsule made here die during
-unwinding (``consumer(*export_device_array(...))`` where the consumer raises); bind the
-capsules to a name and ``del`` them in a ``finally`` block instead.
+cannot run such a callback while C code has an exception pending: a C consumer that fails
+and then drops a capsule made here sees its exception replaced by a ``SystemError``
+(Python frames unwinding are fine). The hub's exports therefore let pyarrow build the
+structs when it is installed (``devicekit.export_columns``); the ctypes structs here are
+the fallback, and serve device streams, which no library builds.
 """
 
 from __future__ import annotations

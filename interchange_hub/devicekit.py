@@ -8,6 +8,7 @@ its device, and exporting a tensor gives a consumer the tensor's own memory, wit
 from __future__ import annotations
 
 import ctypes
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import cdevice
@@ -69,6 +70,8 @@ def estimate_column_import(info: DataInfo, copy: bool = False) -> Estimate:
     (col,) = info.columns
     if col.dtype not in cdevice.ARROW_FORMATS:
         raise Unroutable(f"{col.dtype} has no tensor form (fixed-width numbers only)")
+    if col.nulls < 0:
+        raise Unroutable("the device column's null count is unknown; a tensor holds no nulls")
     if col.nulls:
         raise Unroutable(f"the device column has {col.nulls} nulls, which a tensor cannot hold")
     tensor = Column("", col.dtype, col.nbytes, 0)
@@ -109,8 +112,9 @@ def tensor_to_device_array(value: Any, owner: Adapter | None) -> tuple[object, o
             f"the hub cannot make a sync event for a {type(value).__name__} on {device}; "
             "convert it to cupy or torch first (zero-copy), and export that"
         )
-    view = cdevice.read_dlpack(_dlpack_capsule(value, device))
-    event, keep_event = owner.record_event(value) if owner is not None else (0, None)
+    with owner.on_device(device) if owner is not None else nullcontext():
+        view = cdevice.read_dlpack(_dlpack_capsule(value, device))
+        event, keep_event = owner.record_event(value) if owner is not None else (0, None)
     columns, table = _columns(view)
     return export_columns(
         columns, table=table, device=device, event_handle=event, keep=(view, keep_event)
@@ -182,12 +186,17 @@ def _pyarrow_column(pa: Any, column: cdevice.ColumnData, holder: _Holder) -> Any
 
 
 def _dlpack_capsule(value: Any, device: Device) -> object:
-    if device.is_cpu:
-        return value.__dlpack__(max_version=DLPACK_MAX_VERSION)
-    try:  # -1: the producer must not synchronise; the owner's event covers pending work
-        return value.__dlpack__(stream=-1, max_version=DLPACK_MAX_VERSION)
-    except (TypeError, ValueError, BufferError):
-        return value.__dlpack__(max_version=DLPACK_MAX_VERSION)
+    """Ask for a capsule the way the DLPack spec tells consumers to: newest keywords first,
+    then fewer of them for older producers (cupy < 13.4 takes only ``stream``)."""
+    attempts: list[dict[str, Any]] = [{"max_version": DLPACK_MAX_VERSION}, {}]
+    if not device.is_cpu:  # -1: do not synchronise; the owner's event covers pending work
+        attempts = [{"stream": -1, **a} for a in attempts] + attempts
+    for kwargs in attempts[:-1]:
+        try:
+            return value.__dlpack__(**kwargs)
+        except TypeError:
+            continue
+    return value.__dlpack__(**attempts[-1])
 
 
 def _columns(view: cdevice.DLPackView) -> tuple[list[cdevice.ColumnData], bool]:

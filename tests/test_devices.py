@@ -268,3 +268,26 @@ def test_a_consumer_refusing_the_device_keeps_its_own_error(hub: ih.Hub) -> None
     # even though the capsules die while it is pending.
     with pytest.raises(pa.ArrowKeyError, match="Device type 12"):
         pa.Array._import_from_c_device_capsule(*hub.export(sim(8)).__arrow_c_device_array__())
+
+
+cpu_torch = pytest.mark.skipif(torch.cuda.is_available(), reason="this torch reaches a GPU")
+
+
+@cpu_torch
+def test_a_torch_without_cuda_refuses_gpu_data_and_says_what_to_do() -> None:
+    from interchange_hub.adapter import DLPACK, Context
+    from interchange_hub.adapters._torch import TorchAdapter
+    from interchange_hub.model import Column, DataInfo, Kind, Unroutable
+
+    edge = next(e for e in TorchAdapter().edges() if e.source == DLPACK)
+    on_gpu = DataInfo(
+        Kind.TENSOR, (Column("", "float32", 40, 0),), 10, (10,), "C", Device(DeviceType.CUDA, 0)
+    )
+    with pytest.raises(Unroutable, match="pass device='cpu' to move the data to the CPU"):
+        edge.estimate(Context(on_gpu))
+
+
+@cpu_torch
+def test_a_move_to_a_gpu_torch_cannot_reach_is_a_device_error() -> None:
+    with pytest.raises(ih.DeviceError, match="install a CUDA build of torch"):
+        ih.convert(np.arange(3.0), to="torch", device="cuda:0")

@@ -60,12 +60,12 @@ def test_the_producers_stream_is_synchronised(cp: Any, torch: Any) -> None:
     with stream:
         x = cp.ones(64 * N, dtype=cp.float32) * 3  # queued on a side stream
         t = ih.convert(x, to="torch")  # torch's stream must wait for that work
-    assert float(t[-1].item()) == 3.0 and float(t.sum().item()) == 3.0 * 64 * N
+    assert bool((t == 3).all())
     side = torch.cuda.Stream()
     with torch.cuda.stream(side):
         u = torch.full((64 * N,), 5.0, device="cuda")
         y = ih.convert(u, to="cupy")
-    assert float(y.sum()) == 5.0 * 64 * N
+    assert bool((y == 5).all())
 
 
 def test_negative_strides_reach_torch_as_a_device_copy(cp: Any, torch: Any) -> None:

@@ -9,18 +9,21 @@ memory reaches cupy through ``cupy.asarray``: both show in the plan with their b
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import devicekit, tensorkit
 from interchange_hub.adapter import ARROW_DEVICE, DLPACK, Adapter, Buffer, Context, Edge
 from interchange_hub.dependencies import require
+from interchange_hub.errors import DeviceError
 from interchange_hub.hookspecs import hookimpl
 from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Unroutable
 from interchange_hub.protocols import Device, DeviceType
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Mapping, Sequence
+    from contextlib import AbstractContextManager
 
 _CUDA = ("cuda",)
 _CPU = ("cpu",)
@@ -83,7 +86,15 @@ class CupyAdapter(Adapter):
         return [Buffer(start, high - low + itemsize, str(_device(obj)))]
 
     def default_device(self) -> Device:
-        return Device(DeviceType.CUDA, int(_cupy().cuda.Device().id))
+        cupy = _cupy()
+        try:
+            cupy.cuda.runtime.getDeviceCount()
+        except Exception as exc:  # noqa: BLE001 - cupy's CUDARuntimeError, or no driver
+            raise DeviceError(
+                f"cupy cannot reach a GPU ({type(exc).__name__}: {exc}); converting to cupy "
+                "needs a CUDA device and driver"
+            ) from None
+        return Device(DeviceType.CUDA, int(cupy.cuda.Device().id))
 
     def record_event(self, obj: Any) -> tuple[int, object]:
         cupy = _cupy()
@@ -92,12 +103,10 @@ class CupyAdapter(Adapter):
             event.record(cupy.cuda.get_current_stream())
         return int(event.ptr), event
 
-    def wait_event(self, handle: int, device: Device) -> None:
-        if handle:
-            cupy = _cupy()
-            with cupy.cuda.Device(device.index):
-                stream = cupy.cuda.get_current_stream().ptr
-                cupy.cuda.runtime.streamWaitEvent(stream, handle)
+    def on_device(self, device: Device) -> AbstractContextManager[object]:
+        if device.type != DeviceType.CUDA:
+            return nullcontext()
+        return _cupy().cuda.Device(device.index)  # type: ignore[no-any-return]
 
     def edges(self) -> Sequence[Edge]:
         name = self.name
@@ -173,11 +182,15 @@ def _to_host_estimate(ctx: Context) -> Estimate:
     place = ctx.device
     if place is None or not place.is_cpu:
         raise Unroutable("the data need not leave the GPU")
-    return _move(ctx.info, place, "ndarray.get()")
+    how = "ndarray.get()"
+    if ctx.info.layout not in ("C", "F"):
+        how += " (gathered on the GPU first: the array is not contiguous)"
+    return _move(ctx.info, place, how)
 
 
 def _to_host(value: Any, ctx: Context) -> Any:
-    return value.get()  # synchronises cupy's current stream before reading
+    # order="A" keeps a Fortran-ordered array Fortran-ordered, as the estimate says.
+    return value.get(order="A")  # synchronises cupy's current stream before reading
 
 
 def _to_gpu_estimate(ctx: Context) -> Estimate:
@@ -186,6 +199,9 @@ def _to_gpu_estimate(ctx: Context) -> Estimate:
         raise Unroutable("the data need not go to a GPU")
     if ctx.info.kind != Kind.TENSOR:
         raise Unroutable("only tensors travel through DLPack")
+    dtype = ctx.info.columns[0].dtype
+    if dtype == "bfloat16" or not tensorkit.dlpack_dtype(dtype):
+        raise Unroutable(f"cupy has no {dtype}")
     return _move(ctx.info, place, "cupy.asarray")
 
 
@@ -206,9 +222,14 @@ def _peer_estimate(ctx: Context) -> Estimate:
 
 
 def _peer(value: Any, ctx: Context) -> Any:
+    cupy = _cupy()
     place = ctx.device
     assert place is not None
-    with _cupy().cuda.Device(place.index):
+    with cupy.cuda.Device(value.device.id):  # work pending on the source GPU...
+        pending = cupy.cuda.Event(disable_timing=True)
+        pending.record(cupy.cuda.get_current_stream())
+    with cupy.cuda.Device(place.index):
+        cupy.cuda.get_current_stream().wait_event(pending)  # ...finishes before the copy
         return value.copy()  # cupy copies to the current device
 
 

@@ -8,19 +8,22 @@ aborts the process on them (pytorch#188023).
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from interchange_hub import cdevice, cudart, devicekit
+from interchange_hub import cdevice, cudadrv, devicekit
 from interchange_hub.adapter import ARROW_DEVICE, DLPACK, Adapter, Buffer, Context, Edge
 from interchange_hub.dependencies import require
+from interchange_hub.errors import DeviceError
 from interchange_hub.hookspecs import hookimpl
 from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Unroutable
 from interchange_hub.protocols import Device, DeviceType
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Mapping, Sequence
+    from contextlib import AbstractContextManager
 
 
 def _torch() -> Any:
@@ -50,6 +53,11 @@ def _tensor_types() -> tuple[Any, Any]:
 
 
 _DEVICES = ("cpu", "cuda")
+
+
+@cache
+def _has_cuda() -> bool:
+    return bool(_torch().cuda.is_available())
 
 
 class TorchAdapter(Adapter):
@@ -109,8 +117,10 @@ class TorchAdapter(Adapter):
         event.record(torch.cuda.current_stream(obj.device))
         return int(event._as_parameter_.value or 0), event
 
-    def wait_event(self, handle: int, device: Device) -> None:
-        _wait(handle, device)
+    def on_device(self, device: Device) -> AbstractContextManager[object]:
+        if device.type != DeviceType.CUDA:
+            return nullcontext()
+        return _torch().cuda.device(device.index)  # type: ignore[no-any-return]
 
     def edges(self) -> Sequence[Edge]:
         need = ("torch",)
@@ -143,12 +153,27 @@ class TorchAdapter(Adapter):
 
 
 def _wait(handle: int, device: Device) -> None:
+    """Make torch's current stream on ``device`` wait for a producer's event."""
     if handle and device.type == DeviceType.CUDA:
-        stream = _torch().cuda.current_stream(device.index).cuda_stream
-        cudart.stream_wait_event(stream, handle)
+        torch = _torch()
+        with torch.cuda.device(device.index):  # stream 0 means the current device's
+            cudadrv.stream_wait_event(torch.cuda.current_stream().cuda_stream, handle)
+
+
+_NO_GPU = (
+    "this torch cannot reach a GPU (torch.cuda.is_available() is False): install a CUDA "
+    "build of torch"
+)
+
+
+def _no_cuda(info: DataInfo) -> None:
+    """Refuse GPU data entering a torch that cannot reach a GPU (a CPU build)."""
+    if not info.device.is_cpu and not _has_cuda():
+        raise Unroutable(_NO_GPU + ", or pass device='cpu' to move the data to the CPU")
 
 
 def _device_array_estimate(ctx: Context) -> Estimate:
+    _no_cuda(ctx.info)
     return devicekit.estimate_column_import(ctx.info, bool(ctx.copy and not ctx.fresh))
 
 
@@ -185,6 +210,7 @@ def _move_estimate(ctx: Context) -> Estimate:
     info, place = ctx.info, ctx.device
     if place is None or place == info.device or place.kind not in _DEVICES:
         raise Unroutable("the tensor is where it must be")
+    _no_cuda(info)
     reason = f"Tensor.to('{place}') copies {info.device} memory to {place}"
     layout = info.layout if info.layout in ("C", "F") else "C"
     out = info.but(device=place, layout=layout, readonly=False)
@@ -195,6 +221,8 @@ def _move_estimate(ctx: Context) -> Estimate:
 def _move(value: Any, ctx: Context) -> Any:
     place = ctx.device
     assert place is not None  # the estimate refused a move without a place
+    if not place.is_cpu and not _has_cuda():
+        raise DeviceError(_NO_GPU + ", or leave device=None to keep the data on the CPU")
     target = "cpu" if place.is_cpu else f"cuda:{place.index}"
     return value.detach().to(target)
 
@@ -225,6 +253,7 @@ def _import_estimate(ctx: Context) -> Estimate:
     info = ctx.info
     if info.kind != Kind.TENSOR:
         raise Unroutable("only tensors travel through DLPack")
+    _no_cuda(info)
     if info.layout == "negative" and not info.device.is_cpu:
         raise Unroutable("torch cannot import negative strides (it aborts)")
     if info.layout == "negative":

@@ -140,9 +140,6 @@ class SimAdapter(ih.Adapter):
         LOG.events.append(handle)
         return handle, None
 
-    def wait_event(self, handle: int, device: Device) -> None:
-        LOG.waits.append(handle)
-
     def edges(self) -> list[Edge]:
         return [
             Edge("simdev", DLPACK, self.name, "__dlpack__", _same, passthrough, devices=_SIM),

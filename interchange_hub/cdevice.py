@@ -1,66 +1,73 @@
-"""The Arrow C Device Data Interface and DLPack, in pure ctypes.
+"""The Arrow C Device Data Interface in pure ctypes.
 
 The hub uses this module to produce and consume ``arrow_schema``/``arrow_device_array``
-capsule pairs, ``arrow_device_array_stream`` capsules and DLPack capsules over memory it
-does not own, without importing any data library.
+capsule pairs and ``arrow_device_array_stream`` capsules over memory it does not own,
+without importing any data library (DLPack capsules are ``cdlpack``'s).
 
-Ownership follows the specifications:
+Ownership follows the specification:
 
 * An exported struct keeps what it points at (``keep``) alive until its ``release`` runs.
   Consumers *move* structs, so callbacks find their state through ``private_data`` (a key
-  into ``_LIVE``), never through the address they are called with.
+  into ``cabi.LIVE``), never through the address they are called with.
 * An imported struct is moved into memory owned by a Python object, which calls ``release``
   on ``close()`` or when it is garbage collected.
 
-Capsule destructors and release callbacks are Python functions behind ctypes. CPython
-cannot run such a callback while C code has an exception pending: a C consumer that fails
-and then drops a capsule made here sees its exception replaced by a ``SystemError``
-(Python frames unwinding are fine). The hub's exports therefore let pyarrow build the
-structs when it is installed (``devicekit.export_columns``); the ctypes structs here are
-the fallback, and serve device streams, which no library builds.
+See ``cabi`` for the limits of ctypes callbacks.
 """
 
 from __future__ import annotations
 
 import ctypes
 import errno
-import itertools
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from ctypes import (
-    POINTER,
-    Structure,
-    c_char_p,
-    c_int,
-    c_int32,
-    c_int64,
-    c_uint8,
-    c_uint16,
-    c_uint32,
-    c_uint64,
-    c_void_p,
-)
+from ctypes import POINTER, Structure, c_char_p, c_int, c_int32, c_int64, c_void_p
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, Self
 
+from interchange_hub.cabi import (
+    DESTRUCTOR as _DESTRUCTOR,
+)
+from interchange_hub.cabi import (
+    LIVE as _LIVE,
+)
+from interchange_hub.cabi import (
+    RELEASE as _RELEASE,
+)
+from interchange_hub.cabi import (
+    allocate as _allocate,
+)
+from interchange_hub.cabi import (
+    free as _free,
+)
+from interchange_hub.cabi import (
+    hold as _hold,
+)
+from interchange_hub.cabi import (
+    name_of as _name_of,
+)
+from interchange_hub.cabi import (
+    new_capsule as _capsule,
+)
+from interchange_hub.cabi import (
+    pointer_of as _address,
+)
+from interchange_hub.cabi import (
+    raw_capsule_pointer as _raw_capsule_pointer,
+)
 from interchange_hub.errors import ConsumedSourceError, ConversionError, ProtocolError
 from interchange_hub.protocols import (
     ARROW_DEVICE_ARRAY,
     ARROW_DEVICE_ARRAY_STREAM,
     ARROW_SCHEMA,
-    DLTENSOR,
-    DLTENSOR_VERSIONED,
     Device,
     DeviceType,
 )
 
 # --- C structs -------------------------------------------------------------------------
 
-# Every callback takes the struct as a void*: the same ABI as the typed pointer.
-_RELEASE = ctypes.CFUNCTYPE(None, c_void_p)
 _GET_STRUCT = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p)
 _GET_ERROR = ctypes.CFUNCTYPE(c_void_p, c_void_p)
-_DESTRUCTOR = ctypes.CFUNCTYPE(None, c_void_p)
 
 
 class ArrowSchema(Structure):
@@ -123,56 +130,6 @@ class ArrowDeviceArrayStream(Structure):
     ]
 
 
-class DLDevice(Structure):
-    """DLPack's ``DLDevice``."""
-
-    _fields_ = [("device_type", c_int32), ("device_id", c_int32)]
-
-
-class DLDataType(Structure):
-    """DLPack's ``DLDataType``."""
-
-    _fields_ = [("code", c_uint8), ("bits", c_uint8), ("lanes", c_uint16)]
-
-
-class DLTensor(Structure):
-    """DLPack's ``DLTensor``."""
-
-    _fields_ = [
-        ("data", c_void_p),
-        ("device", DLDevice),
-        ("ndim", c_int32),
-        ("dtype", DLDataType),
-        ("shape", POINTER(c_int64)),
-        ("strides", POINTER(c_int64)),
-        ("byte_offset", c_uint64),
-    ]
-
-
-class DLManagedTensor(Structure):
-    """DLPack's legacy ``DLManagedTensor`` (capsule ``"dltensor"``)."""
-
-    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", c_void_p), ("deleter", _RELEASE)]
-
-
-class DLPackVersion(Structure):
-    """DLPack's ``DLPackVersion``."""
-
-    _fields_ = [("major", c_uint32), ("minor", c_uint32)]
-
-
-class DLManagedTensorVersioned(Structure):
-    """DLPack's ``DLManagedTensorVersioned`` (capsule ``"dltensor_versioned"``, DLPack >= 1.0)."""
-
-    _fields_ = [
-        ("version", DLPackVersion),
-        ("manager_ctx", c_void_p),
-        ("deleter", _RELEASE),
-        ("flags", c_uint64),
-        ("dl_tensor", DLTensor),
-    ]
-
-
 # --- dtypes ----------------------------------------------------------------------------
 
 #: Hub dtype name -> Arrow format string, for the fixed-width numeric types.
@@ -191,26 +148,6 @@ ARROW_FORMATS: Final[dict[str, str]] = {
 }
 #: Arrow format string -> hub dtype name.
 ARROW_DTYPES: Final[dict[str, str]] = {fmt: dtype for dtype, fmt in ARROW_FORMATS.items()}
-
-_DL_INT, _DL_UINT, _DL_FLOAT, _DL_BFLOAT, _DL_BOOL = 0, 1, 2, 4, 6
-_DLPACK_DTYPES: Final[dict[str, tuple[int, int]]] = {
-    **{f"int{bits}": (_DL_INT, bits) for bits in (8, 16, 32, 64)},
-    **{f"uint{bits}": (_DL_UINT, bits) for bits in (8, 16, 32, 64)},
-    **{f"float{bits}": (_DL_FLOAT, bits) for bits in (16, 32, 64)},
-    "bfloat16": (_DL_BFLOAT, 16),
-    "bool": (_DL_BOOL, 8),
-}
-_DLPACK_NAMES: Final = {code_bits: dtype for dtype, code_bits in _DLPACK_DTYPES.items()}
-
-
-def itemsize(dtype: str) -> int:
-    """The size in bytes of one element of a hub dtype (``"float64"`` -> 8)."""
-    try:
-        return _DLPACK_DTYPES[dtype][1] // 8
-    except KeyError:
-        raise ValueError(
-            f"unknown dtype {dtype!r}: use one of {', '.join(_DLPACK_DTYPES)}"
-        ) from None
 
 
 # --- plain data ------------------------------------------------------------------------
@@ -234,79 +171,10 @@ class ColumnData:
     data: int = 0
 
 
-# --- CPython capsule API ---------------------------------------------------------------
-
-_api = ctypes.pythonapi
-# Own prototypes: the cached ``ctypes.pythonapi.X`` objects are shared with other code.
-_capsule_new = ctypes.PYFUNCTYPE(ctypes.py_object, c_void_p, c_char_p, _DESTRUCTOR)(
-    ("PyCapsule_New", _api)
-)
-_capsule_pointer = ctypes.PYFUNCTYPE(c_void_p, ctypes.py_object, c_char_p)(
-    ("PyCapsule_GetPointer", _api)
-)
-_capsule_name = ctypes.PYFUNCTYPE(c_char_p, ctypes.py_object)(("PyCapsule_GetName", _api))
-_capsule_set_name = ctypes.PYFUNCTYPE(c_int, ctypes.py_object, c_char_p)(
-    ("PyCapsule_SetName", _api)
-)
-# Destructors get the dying capsule as a raw pointer: no reference counting on it.
-_raw_capsule_pointer = ctypes.PYFUNCTYPE(c_void_p, c_void_p, c_char_p)(
-    ("PyCapsule_GetPointer", _api)
-)
-_raw_capsule_is_valid = ctypes.PYFUNCTYPE(c_int, c_void_p, c_char_p)(("PyCapsule_IsValid", _api))
-_calloc = ctypes.PYFUNCTYPE(c_void_p, ctypes.c_size_t, ctypes.c_size_t)(("PyMem_RawCalloc", _api))
-_free = ctypes.PYFUNCTYPE(None, c_void_p)(("PyMem_RawFree", _api))
-
 # Capsule names must outlive their capsules: module-level constants.
 _SCHEMA_NAME: Final = ARROW_SCHEMA.encode()
 _DEVICE_ARRAY_NAME: Final = ARROW_DEVICE_ARRAY.encode()
 _STREAM_NAME: Final = ARROW_DEVICE_ARRAY_STREAM.encode()
-_DLTENSOR_NAME: Final = DLTENSOR.encode()
-_DLTENSOR_VERSIONED_NAME: Final = DLTENSOR_VERSIONED.encode()
-_USED_NAMES: Final = {
-    DLTENSOR: b"used_" + _DLTENSOR_NAME,
-    DLTENSOR_VERSIONED: b"used_" + _DLTENSOR_VERSIONED_NAME,
-}
-
-
-def _name_of(capsule: object) -> str | None:
-    if type(capsule).__name__ != "PyCapsule":
-        return None
-    raw = _capsule_name(capsule)
-    return raw.decode() if raw is not None else None
-
-
-def _address(capsule: object, name: str) -> int:
-    """The pointer held by a capsule that must be named ``name``."""
-    found = _name_of(capsule)
-    if found == f"used_{name}":
-        raise ConsumedSourceError(
-            f"this {name!r} capsule was already consumed; ask the producer for a new one"
-        )
-    if found != name:
-        what = type(capsule).__name__ if found is None else f"a capsule named {found!r}"
-        raise ProtocolError(
-            f"expected a capsule named {name!r} but got {what}; the producer broke the "
-            "protocol, report it to its authors"
-        )
-    address = _capsule_pointer(capsule, name.encode())
-    if not address:
-        raise ProtocolError(f"the {name!r} capsule holds a NULL pointer; report it to its authors")
-    return int(address)
-
-
-def _allocate(struct: type[Structure]) -> int:
-    address = _calloc(1, ctypes.sizeof(struct))
-    if not address:
-        raise MemoryError(f"cannot allocate a {struct.__name__}")
-    return int(address)
-
-
-def _capsule(address: int, name: bytes, destructor: Any) -> object:
-    try:
-        return _capsule_new(address, name, destructor)
-    except BaseException:
-        _free(address)
-        raise
 
 
 def _struct_destructor(name: bytes, head: type[Structure]) -> Any:
@@ -356,15 +224,7 @@ def _move(capsule: object, name: str, out: int) -> None:
 # --- export: private state and release callbacks ----------------------------------------
 
 # private_data / manager_ctx key -> what the exported struct points at.
-_LIVE: dict[int, object] = {}
-_KEYS: Iterator[int] = itertools.count(1)
 _NULLABLE: Final = 2  # ARROW_FLAG_NULLABLE
-
-
-def _hold(*objects: object) -> int:
-    key = next(_KEYS)
-    _LIVE[key] = objects
-    return key
 
 
 def _releaser(struct: type[Structure]) -> Any:
@@ -583,7 +443,8 @@ class _StreamState:
 
 
 def _stream_state(stream: int) -> _StreamState | None:
-    state = _LIVE.get(ArrowDeviceArrayStream.from_address(stream).private_data or 0)
+    held = _LIVE.get(ArrowDeviceArrayStream.from_address(stream).private_data or 0)
+    state = held[0] if isinstance(held, tuple) and held else None
     return state if isinstance(state, _StreamState) else None
 
 
@@ -656,8 +517,7 @@ def export_device_stream(
     stream.get_next = _STREAM_GET_NEXT
     stream.get_last_error = _STREAM_GET_LAST_ERROR
     stream.release = _STREAM_RELEASE
-    stream.private_data = next(_KEYS)
-    _LIVE[stream.private_data] = state
+    stream.private_data = _hold(state)
     return _capsule(address, _STREAM_NAME, _FREE_STREAM)
 
 
@@ -888,253 +748,6 @@ def import_device_stream(capsule: object) -> tuple[list[DeviceArrowArray], Devic
         if stream.release:
             stream.release(address)
     return arrays, device_type
-
-
-# --- DLPack ----------------------------------------------------------------------------
-
-_READ_ONLY: Final = 1  # DLPACK_FLAG_BITMASK_READ_ONLY
-
-
-def _contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
-    strides, step = [], 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= max(size, 1)
-    return tuple(reversed(strides))
-
-
-def _deleter(struct: type[Structure]) -> Any:
-    def delete(address: int) -> None:
-        _LIVE.pop(struct.from_address(address).manager_ctx or 0, None)
-        _free(address)
-
-    return _RELEASE(delete)
-
-
-def _dlpack_destructor(name: bytes, struct: type[Structure]) -> Any:
-    """Calls the deleter of a DLPack capsule nobody consumed (its name is unchanged)."""
-
-    def destroy(capsule: int) -> None:
-        if _raw_capsule_is_valid(capsule, name):
-            address = _raw_capsule_pointer(capsule, name)
-            deleter = struct.from_address(address).deleter
-            if deleter:
-                deleter(address)
-
-    return _DESTRUCTOR(destroy)
-
-
-_DELETE_LEGACY: Final = _deleter(DLManagedTensor)
-_DELETE_VERSIONED: Final = _deleter(DLManagedTensorVersioned)
-_FREE_LEGACY: Final = _dlpack_destructor(_DLTENSOR_NAME, DLManagedTensor)
-_FREE_VERSIONED: Final = _dlpack_destructor(_DLTENSOR_VERSIONED_NAME, DLManagedTensorVersioned)
-
-
-def make_dlpack(
-    data: int,
-    shape: Sequence[int],
-    strides: Sequence[int] | None,
-    dtype: str,
-    device: Device,
-    keep: object,
-    *,
-    versioned: bool = True,
-    readonly: bool = False,
-) -> object:
-    """A DLPack capsule over existing memory (``"dltensor_versioned"``, DLPack 1.0, or legacy).
-
-    ``strides`` are in elements (None: C-contiguous). ``keep`` stays referenced until the
-    consumer calls the deleter, or the capsule is destroyed unconsumed. A legacy capsule
-    cannot say the memory is read-only, so ``readonly=True`` with ``versioned=False`` raises
-    :class:`BufferError`.
-    """
-    if dtype not in _DLPACK_DTYPES:
-        raise BufferError(f"dtype {dtype!r} cannot be exported through DLPack")
-    if readonly and not versioned:
-        raise BufferError(
-            "cannot export read-only memory as a legacy DLPack capsule, which has no read-only "
-            "flag; ask for max_version=(1, 0) or higher"
-        )
-    ndim = len(shape)
-    steps = _contiguous_strides(shape) if strides is None else tuple(strides)
-    if len(steps) != ndim:
-        raise ValueError(f"strides {steps} do not match shape {tuple(shape)}")
-    shape_array, strides_array = (c_int64 * ndim)(*shape), (c_int64 * ndim)(*steps)
-    struct: type[Structure] = DLManagedTensorVersioned if versioned else DLManagedTensor
-    address = _allocate(struct)
-    managed = struct.from_address(address)
-    tensor = managed.dl_tensor
-    tensor.data = data or None
-    tensor.device = DLDevice(*device.dlpack)
-    tensor.ndim = ndim
-    tensor.dtype = DLDataType(*_DLPACK_DTYPES[dtype], 1)
-    if ndim:
-        tensor.shape = ctypes.cast(shape_array, POINTER(c_int64))
-        tensor.strides = ctypes.cast(strides_array, POINTER(c_int64))
-    managed.manager_ctx = _hold(keep, shape_array, strides_array)
-    if versioned:
-        managed.version = DLPackVersion(1, 0)
-        managed.flags = _READ_ONLY if readonly else 0
-        managed.deleter = _DELETE_VERSIONED
-        return _capsule(address, _DLTENSOR_VERSIONED_NAME, _FREE_VERSIONED)
-    managed.deleter = _DELETE_LEGACY
-    return _capsule(address, _DLTENSOR_NAME, _FREE_LEGACY)
-
-
-class DLPackProducer:
-    """A DLPack producer over existing memory (for consumers like torch.from_dlpack / np.from_dlpack / cupy.from_dlpack).
-
-    ``on_stream(stream)`` is called for non-CPU devices before a capsule is handed out,
-    so the caller can make the data safe to use on the consumer's stream.
-    """
-
-    __slots__ = (
-        "_data",
-        "_device",
-        "_dtype",
-        "_keep",
-        "_on_stream",
-        "_readonly",
-        "_shape",
-        "_strides",
-    )
-
-    def __init__(
-        self,
-        data: int,
-        shape: Sequence[int],
-        strides: Sequence[int] | None,
-        dtype: str,
-        device: Device,
-        keep: object,
-        *,
-        readonly: bool = False,
-        on_stream: Callable[[int | None], None] | None = None,
-    ) -> None:
-        self._data, self._shape, self._strides = data, tuple(shape), strides
-        self._dtype, self._device, self._keep = dtype, device, keep
-        self._readonly, self._on_stream = readonly, on_stream
-
-    def __dlpack__(
-        self,
-        *,
-        stream: int | None = None,
-        max_version: tuple[int, int] | None = None,
-        dl_device: tuple[int, int] | None = None,
-        copy: bool | None = None,
-    ) -> object:
-        """A fresh capsule: versioned when ``max_version >= (1, 0)``, else legacy."""
-        if copy:
-            raise BufferError(
-                "copy=True was asked for, but this producer only shares existing memory; "
-                "pass copy=None or copy=False, or copy the result"
-            )
-        if dl_device is not None and Device.from_dlpack(dl_device) != self._device:
-            raise BufferError(
-                f"the data is on {self._device} and cannot be exported to device {dl_device}; "
-                "move it first"
-            )
-        if self._device.is_cpu:
-            if stream is not None:
-                raise BufferError(f"stream={stream!r} was passed for CPU data; only None is valid")
-        elif self._on_stream is not None:
-            self._on_stream(stream)
-        versioned = max_version is not None and tuple(max_version) >= (1, 0)
-        return make_dlpack(
-            self._data,
-            self._shape,
-            self._strides,
-            self._dtype,
-            self._device,
-            self._keep,
-            versioned=versioned,
-            readonly=self._readonly,
-        )
-
-    def __dlpack_device__(self) -> tuple[int, int]:
-        """``(device_type, device_id)``, DLPack style (0 for the CPU)."""
-        return self._device.type, self._device.dlpack[1]
-
-
-class DLPackView:
-    """A consumed DLPack capsule: where the tensor is and how to read it.
-
-    ``data`` already includes ``byte_offset``; ``strides`` are in elements. ``dtype`` is
-    ``""`` for a type the hub does not name (complex, vector lanes). ``close()`` (or
-    garbage collection) calls the producer's deleter once.
-    """
-
-    __slots__ = (
-        "_address",
-        "_managed",
-        "data",
-        "device",
-        "dtype",
-        "readonly",
-        "shape",
-        "strides",
-        "versioned",
-    )
-
-    def __init__(self, address: int, versioned: bool) -> None:
-        struct = DLManagedTensorVersioned if versioned else DLManagedTensor
-        self._address = address
-        self._managed: Any = struct.from_address(address)
-        self.versioned = versioned
-        tensor = self._managed.dl_tensor
-        self.data: int = (tensor.data or 0) + tensor.byte_offset
-        self.shape = tuple(tensor.shape[i] for i in range(tensor.ndim))
-        self.strides = (
-            tuple(tensor.strides[i] for i in range(tensor.ndim))
-            if tensor.strides
-            else _contiguous_strides(self.shape)
-        )
-        kind = (tensor.dtype.code, tensor.dtype.bits)
-        self.dtype = _DLPACK_NAMES.get(kind, "") if tensor.dtype.lanes == 1 else ""
-        self.device = Device.from_dlpack((tensor.device.device_type, tensor.device.device_id))
-        self.readonly = versioned and bool(self._managed.flags & _READ_ONLY)
-
-    def close(self) -> None:
-        """Tell the producer the memory is no longer used (once)."""
-        address, self._address = self._address, 0
-        if address and self._managed.deleter:
-            self._managed.deleter(address)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        self.close()
-
-
-def read_dlpack(capsule: object) -> DLPackView:
-    """Consume a ``"dltensor_versioned"`` or legacy ``"dltensor"`` capsule."""
-    name = _name_of(capsule)
-    if name is not None and name.removeprefix("used_") in _USED_NAMES:
-        name = name.removeprefix("used_")  # "used_*" is refused by _address
-    else:
-        name = DLTENSOR_VERSIONED  # for the error message
-    address = _address(capsule, name)
-    versioned = name == DLTENSOR_VERSIONED
-    if versioned:
-        version = DLManagedTensorVersioned.from_address(address).version
-        if version.major != 1:
-            raise ProtocolError(
-                f"the DLPack capsule has version {version.major}.{version.minor}; only 1.x "
-                "can be read. Ask the producer for max_version=(1, 0)"
-            )
-    device_type = (
-        (DLManagedTensorVersioned if versioned else DLManagedTensor)
-        .from_address(address)
-        .dl_tensor.device.device_type
-    )
-    if device_type not in DeviceType._value2member_map_:
-        raise ProtocolError(f"the DLPack tensor is on unknown device type {device_type}")
-    _capsule_set_name(capsule, _USED_NAMES[name])
-    return DLPackView(address, versioned)
 
 
 def set_device(array_capsule: object, device: Device, sync_event: int = 0) -> None:

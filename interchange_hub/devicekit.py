@@ -11,7 +11,7 @@ import ctypes
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
-from interchange_hub import cdevice
+from interchange_hub import cabi, cdevice, cdlpack
 from interchange_hub.dependencies import installed
 from interchange_hub.errors import ConversionError, NoRouteError
 from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Unroutable
@@ -29,7 +29,7 @@ def describe_imported(imported: cdevice.DeviceArrowArray) -> DataInfo:
         Column(
             c.name,
             c.dtype or f"arrow format {c.format!r}",
-            c.length * cdevice.itemsize(c.dtype) if c.dtype else -1,
+            c.length * cabi.itemsize(c.dtype) if c.dtype else -1,
             c.null_count,
         )
         for c in imported.columns
@@ -55,7 +55,7 @@ def producer_buffers(obj: Any) -> list[Buffer]:
     found = []
     for col in imported.columns:
         if col.dtype and col.length:
-            size = cdevice.itemsize(col.dtype)
+            size = cabi.itemsize(col.dtype)
             start = col.data + col.offset * size
             found.append(Buffer(start, col.length * size, str(imported.device), imported))
     return found
@@ -95,7 +95,7 @@ def import_column(value: Any) -> tuple[cdevice.DeviceArrowArray, int, int]:
             f"the device array changed between planning and conversion (now {col.format!r} "
             f"with {col.null_count} nulls); produce the same data each time it is asked"
         )
-    size = cdevice.itemsize(col.dtype)
+    size = cabi.itemsize(col.dtype)
     return imported, col.data + col.offset * size, col.length * size
 
 
@@ -113,7 +113,7 @@ def tensor_to_device_array(value: Any, owner: Adapter | None) -> tuple[object, o
             "convert it to cupy or torch first (zero-copy), and export that"
         )
     with owner.on_device(device) if owner is not None else nullcontext():
-        view = cdevice.read_dlpack(_dlpack_capsule(value, device))
+        view = cdlpack.read_dlpack(_dlpack_capsule(value, device))
         event, keep_event = owner.record_event(value) if owner is not None else (0, None)
     columns, table = _columns(view)
     return export_columns(
@@ -170,7 +170,7 @@ def _pyarrow_column(pa: Any, column: cdevice.ColumnData, holder: _Holder) -> Any
             f"column {column.name!r}: its null count is unknown, and counting it would read "
             "device memory from the host; export it without an offset"
         )
-    size = cdevice.itemsize(column.dtype)
+    size = cabi.itemsize(column.dtype)
     end = column.offset + column.length
     data = pa.foreign_buffer(column.data, end * size, base=holder)
     validity = None
@@ -199,14 +199,14 @@ def _dlpack_capsule(value: Any, device: Device) -> object:
     return value.__dlpack__(**attempts[-1])
 
 
-def _columns(view: cdevice.DLPackView) -> tuple[list[cdevice.ColumnData], bool]:
+def _columns(view: cdlpack.DLPackView) -> tuple[list[cdevice.ColumnData], bool]:
     if view.dtype not in cdevice.ARROW_FORMATS:
         raise NoRouteError(
             f"a {view.dtype} tensor has no Arrow device form (Arrow booleans are bit-packed, "
             "and Arrow has no bfloat16); cast it to a numeric dtype first"
         )
     fmt = cdevice.ARROW_FORMATS[view.dtype]
-    size = cdevice.itemsize(view.dtype)
+    size = cabi.itemsize(view.dtype)
     shape, strides = tuple(view.shape), tuple(view.strides)
     if len(shape) == 1 and (strides[0] == 1 or shape[0] <= 1):
         return [cdevice.ColumnData("", view.dtype, fmt, shape[0], data=view.data)], False

@@ -14,6 +14,7 @@ import pyarrow as pa
 import pytest
 import torch
 
+from interchange_hub import cabi, cdlpack
 from interchange_hub import cdevice as cd
 from interchange_hub.errors import ConsumedSourceError, ConversionError, ProtocolError
 from interchange_hub.protocols import CPU, Device, DeviceType
@@ -34,7 +35,7 @@ def struct_in(capsule: object, name: str = "arrow_device_array") -> Any:
 
 def values(column: cd.ColumnData) -> np.ndarray[Any, Any]:
     """A copy of a column's values, read from its address."""
-    size = cd.itemsize(column.dtype)
+    size = cabi.itemsize(column.dtype)
     raw = (ctypes.c_char * (column.length * size)).from_address(column.data + column.offset * size)
     return np.frombuffer(bytes(raw), dtype=column.dtype)
 
@@ -66,12 +67,12 @@ def test_struct_layouts_match_the_specs() -> None:
         cd.ArrowArray: 80,
         cd.ArrowDeviceArray: 128,
         cd.ArrowDeviceArrayStream: 48,
-        cd.DLDevice: 8,
-        cd.DLDataType: 4,
-        cd.DLTensor: 48,
-        cd.DLManagedTensor: 64,
-        cd.DLPackVersion: 8,
-        cd.DLManagedTensorVersioned: 80,
+        cdlpack.DLDevice: 8,
+        cdlpack.DLDataType: 4,
+        cdlpack.DLTensor: 48,
+        cdlpack.DLManagedTensor: 64,
+        cdlpack.DLPackVersion: 8,
+        cdlpack.DLManagedTensorVersioned: 80,
     }
     for struct, size in sizes.items():
         assert ctypes.sizeof(struct) == size, struct.__name__
@@ -85,10 +86,10 @@ def test_struct_layouts_match_the_specs() -> None:
         (cd.ArrowDeviceArrayStream, "get_schema"): 8,
         (cd.ArrowDeviceArrayStream, "release"): 32,
         (cd.ArrowDeviceArrayStream, "private_data"): 40,
-        (cd.DLTensor, "ndim"): 16,
-        (cd.DLTensor, "byte_offset"): 40,
-        (cd.DLManagedTensorVersioned, "flags"): 24,
-        (cd.DLManagedTensorVersioned, "dl_tensor"): 32,
+        (cdlpack.DLTensor, "ndim"): 16,
+        (cdlpack.DLTensor, "byte_offset"): 40,
+        (cdlpack.DLManagedTensorVersioned, "flags"): 24,
+        (cdlpack.DLManagedTensorVersioned, "dl_tensor"): 32,
     }
     for (struct, field), offset in offsets.items():
         assert getattr(struct, field).offset == offset, (struct.__name__, field)
@@ -96,16 +97,16 @@ def test_struct_layouts_match_the_specs() -> None:
 
 def test_dtypes() -> None:
     assert cd.ARROW_FORMATS["float64"] == "g" and cd.ARROW_DTYPES["e"] == "float16"
-    assert [cd.itemsize(t) for t in ("int8", "uint16", "float32", "int64", "bool")] == [
+    assert [cabi.itemsize(t) for t in ("int8", "uint16", "float32", "int64", "bool")] == [
         1,
         2,
         4,
         8,
         1,
     ]
-    assert cd.itemsize("bfloat16") == 2
+    assert cabi.itemsize("bfloat16") == 2
     with pytest.raises(ValueError, match="unknown dtype 'complex64'"):
-        cd.itemsize("complex64")
+        cabi.itemsize("complex64")
 
 
 # --- import ----------------------------------------------------------------------------
@@ -287,14 +288,14 @@ def test_keep_lives_until_the_consumer_releases() -> None:
 def test_unconsumed_capsules_free_keep() -> None:
     keep = Keep()
     ref = weakref.ref(keep)
-    live = len(cd._LIVE)
+    live = len(cabi.LIVE)
     pair = cd.export_device_array([column_of(np.arange(2.0))], table=True, device=CPU, keep=keep)
     del keep, pair
-    assert ref() is None and len(cd._LIVE) == live
+    assert ref() is None and len(cabi.LIVE) == live
 
 
 def test_release_runs_once() -> None:
-    live = len(cd._LIVE)
+    live = len(cabi.LIVE)
     keep = Keep()
     ref = weakref.ref(keep)
     imported = cd.import_device_array(
@@ -303,10 +304,10 @@ def test_release_runs_once() -> None:
     del keep
     assert ref() is not None
     imported.close()
-    assert ref() is None and len(cd._LIVE) == live
+    assert ref() is None and len(cabi.LIVE) == live
     imported.close()
     del imported
-    assert len(cd._LIVE) == live
+    assert len(cabi.LIVE) == live
 
 
 def test_a_raising_consumer_keeps_its_exception_when_capsules_die_in_finally() -> None:
@@ -426,7 +427,7 @@ def test_stream_of_pyarrow_batches(as_capsule: bool) -> None:
 
 def test_numpy_and_torch_consume_zero_copy() -> None:
     x = np.arange(12, dtype=np.float32)
-    producer = cd.DLPackProducer(x.ctypes.data, (3, 4), None, "float32", CPU, x)
+    producer = cdlpack.DLPackProducer(x.ctypes.data, (3, 4), None, "float32", CPU, x)
     assert producer.__dlpack_device__() == (1, 0)
     n = numpy_from_dlpack(producer)
     t = torch.utils.dlpack.from_dlpack(producer)
@@ -437,7 +438,7 @@ def test_numpy_and_torch_consume_zero_copy() -> None:
 
 def test_strided_view_keeps_its_strides() -> None:
     x = np.arange(12, dtype=np.int64)
-    producer = cd.DLPackProducer(x.ctypes.data, (2, 3), (1, 4), "int64", CPU, x)
+    producer = cdlpack.DLPackProducer(x.ctypes.data, (2, 3), (1, 4), "int64", CPU, x)
     n = numpy_from_dlpack(producer)
     t = torch.utils.dlpack.from_dlpack(producer)
     assert n.tolist() == t.tolist() == x.reshape(3, 4).T[:2, :3].tolist()
@@ -446,40 +447,40 @@ def test_strided_view_keeps_its_strides() -> None:
 
 def test_readonly_and_capsule_kinds() -> None:
     x = np.arange(3.0)
-    readonly = cd.DLPackProducer(x.ctypes.data, (3,), None, "float64", CPU, x, readonly=True)
+    readonly = cdlpack.DLPackProducer(x.ctypes.data, (3,), None, "float64", CPU, x, readonly=True)
     assert not numpy_from_dlpack(readonly).flags.writeable
     with pytest.raises(BufferError, match="legacy"):
         readonly.__dlpack__()
-    producer = cd.DLPackProducer(x.ctypes.data, (3,), None, "float64", CPU, x)
-    with cd.read_dlpack(producer.__dlpack__()) as legacy:
+    producer = cdlpack.DLPackProducer(x.ctypes.data, (3,), None, "float64", CPU, x)
+    with cdlpack.read_dlpack(producer.__dlpack__()) as legacy:
         assert not legacy.versioned and legacy.data == x.ctypes.data
-    with cd.read_dlpack(producer.__dlpack__(max_version=(1, 3))) as versioned:
+    with cdlpack.read_dlpack(producer.__dlpack__(max_version=(1, 3))) as versioned:
         assert versioned.versioned and not versioned.readonly
-    with cd.read_dlpack(readonly.__dlpack__(max_version=(1, 0))) as view:
+    with cdlpack.read_dlpack(readonly.__dlpack__(max_version=(1, 0))) as view:
         assert view.readonly
 
 
 def test_dlpack_refusals() -> None:
     x = np.arange(3.0)
-    producer = cd.DLPackProducer(x.ctypes.data, (3,), None, "float64", CPU, x)
+    producer = cdlpack.DLPackProducer(x.ctypes.data, (3,), None, "float64", CPU, x)
     with pytest.raises(BufferError, match="copy=True"):
         producer.__dlpack__(max_version=(1, 0), copy=True)
     with pytest.raises(BufferError, match="device"):
         producer.__dlpack__(max_version=(1, 0), dl_device=(2, 0))
     with pytest.raises(BufferError, match="stream=1"):
         producer.__dlpack__(max_version=(1, 0), stream=1)
-    with cd.read_dlpack(producer.__dlpack__(max_version=(1, 0), dl_device=(1, 0), copy=False)):
+    with cdlpack.read_dlpack(producer.__dlpack__(max_version=(1, 0), dl_device=(1, 0), copy=False)):
         pass
 
 
 def test_non_cpu_producer_calls_on_stream() -> None:
     seen: list[int | None] = []
     x = np.arange(3.0)
-    producer = cd.DLPackProducer(
+    producer = cdlpack.DLPackProducer(
         x.ctypes.data, (3,), None, "float64", EXT3, x, on_stream=seen.append
     )
     assert producer.__dlpack_device__() == (12, 3)
-    with cd.read_dlpack(producer.__dlpack__(stream=7, max_version=(1, 0))) as view:
+    with cdlpack.read_dlpack(producer.__dlpack__(stream=7, max_version=(1, 0))) as view:
         assert view.device == EXT3
     assert seen == [7]
 
@@ -489,7 +490,7 @@ def test_keep_is_freed_after_the_consumer() -> None:
         keep = Keep()
         ref = weakref.ref(keep)
         x = np.arange(3.0)
-        result = consume(cd.DLPackProducer(x.ctypes.data, (3,), None, "float64", CPU, keep))
+        result = consume(cdlpack.DLPackProducer(x.ctypes.data, (3,), None, "float64", CPU, keep))
         del keep
         gc.collect()
         assert ref() is not None
@@ -502,35 +503,35 @@ def test_unconsumed_dlpack_capsule_frees_keep() -> None:
     for versioned in (True, False):
         keep = Keep()
         ref = weakref.ref(keep)
-        capsule = cd.make_dlpack(0, (0,), None, "int8", CPU, keep, versioned=versioned)
+        capsule = cdlpack.make_dlpack(0, (0,), None, "int8", CPU, keep, versioned=versioned)
         del keep, capsule
         assert ref() is None
 
 
 def test_read_numpy_and_torch_capsules() -> None:
     x = np.arange(12, dtype=np.int32).reshape(3, 4)[:, ::2]
-    with cd.read_dlpack(x.__dlpack__(max_version=(1, 0))) as view:
+    with cdlpack.read_dlpack(x.__dlpack__(max_version=(1, 0))) as view:
         assert (view.data, view.shape, view.strides) == (x.ctypes.data, (3, 2), (4, 2))
         assert (view.dtype, view.device, view.readonly) == ("int32", CPU, False)
     t = torch.arange(6, dtype=torch.bfloat16).reshape(2, 3).T
-    with cd.read_dlpack(t.__dlpack__(max_version=(1, 0))) as view:
+    with cdlpack.read_dlpack(t.__dlpack__(max_version=(1, 0))) as view:
         assert (view.data, view.shape, view.strides) == (t.data_ptr(), (3, 2), (1, 3))
         assert view.dtype == "bfloat16"
-    with cd.read_dlpack(torch.tensor([True, False]).__dlpack__()) as view:
+    with cdlpack.read_dlpack(torch.tensor([True, False]).__dlpack__()) as view:
         assert not view.versioned and view.dtype == "bool"
 
 
 def test_read_dlpack_refuses_consumed_and_foreign_capsules() -> None:
     capsule = np.arange(3).__dlpack__(max_version=(1, 0))
-    cd.read_dlpack(capsule).close()
+    cdlpack.read_dlpack(capsule).close()
     with pytest.raises(ConsumedSourceError):
-        cd.read_dlpack(capsule)
+        cdlpack.read_dlpack(capsule)
     with pytest.raises(ProtocolError, match="'arrow_schema'"):
-        cd.read_dlpack(pa.int8().__arrow_c_schema__())
+        cdlpack.read_dlpack(pa.int8().__arrow_c_schema__())
 
 
 def test_no_leaks_over_many_round_trips() -> None:
-    live = len(cd._LIVE)
+    live = len(cabi.LIVE)
     for _ in range(50):
         x = np.arange(4.0)
         arr = pa.Array._import_from_c_device_capsule(
@@ -544,8 +545,8 @@ def test_no_leaks_over_many_round_trips() -> None:
         )
         del arrays
         t = torch.utils.dlpack.from_dlpack(
-            cd.DLPackProducer(x.ctypes.data, (4,), None, "float64", CPU, x)
+            cdlpack.DLPackProducer(x.ctypes.data, (4,), None, "float64", CPU, x)
         )
         del t
     gc.collect()
-    assert len(cd._LIVE) == live
+    assert len(cabi.LIVE) == live

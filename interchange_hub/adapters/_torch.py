@@ -13,7 +13,7 @@ from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from interchange_hub import cdevice, cudadrv, devicekit
+from interchange_hub import cabi, cudadrv, devicekit
 from interchange_hub.adapter import ARROW_DEVICE, DLPACK, Adapter, Buffer, Context, Edge
 from interchange_hub.dependencies import require
 from interchange_hub.errors import DeviceError
@@ -186,7 +186,7 @@ class _CudaColumn:
 
     def __init__(self, address: int, length: int, dtype: str, owner: object) -> None:
         kind = "f" if dtype.startswith("float") else "u" if dtype.startswith("uint") else "i"
-        typestr = f"<{kind}{cdevice.itemsize(dtype)}"
+        typestr = f"<{kind}{cabi.itemsize(dtype)}"
         self._owner = owner
         self.__cuda_array_interface__ = {
             "shape": (length,),

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 import interchange_hub as ih
-from interchange_hub import cdevice, devicekit, tensorkit
+from interchange_hub import cdlpack, devicekit, tensorkit
 from interchange_hub.adapter import ARROW_DEVICE, DLPACK, Buffer, Context, Edge, passthrough
 from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Unroutable
 from interchange_hub.protocols import Device, DeviceType
@@ -95,7 +95,7 @@ class SimArray:
         mem = self._mem
         strides = [s // mem.itemsize for s in mem.strides]
         versioned = max_version is not None and tuple(max_version) >= (1, 0)
-        return cdevice.make_dlpack(
+        return cdlpack.make_dlpack(
             self.address, mem.shape, strides, self.dtype, self.device, self, versioned=versioned
         )
 
@@ -172,7 +172,7 @@ def _import(value: Any, ctx: Context) -> Any:
     if isinstance(value, SimArray):
         arr = value
     else:
-        got = cdevice.read_dlpack(value.__dlpack__(max_version=(1, 0)))
+        got = cdlpack.read_dlpack(value.__dlpack__(max_version=(1, 0)))
         arr = view(got.data, tuple(got.shape), got.dtype, got, got.device)
     return arr.copy() if ctx.copy and not ctx.fresh else arr
 

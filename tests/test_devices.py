@@ -291,3 +291,33 @@ def test_a_torch_without_cuda_refuses_gpu_data_and_says_what_to_do() -> None:
 def test_a_move_to_a_gpu_torch_cannot_reach_is_a_device_error() -> None:
     with pytest.raises(ih.DeviceError, match="install a CUDA build of torch"):
         ih.convert(np.arange(3.0), to="torch", device="cuda:0")
+
+
+def test_copy_true_off_the_device_is_the_move_alone(hub: ih.Hub) -> None:
+    x = sim(32)
+    plan = hub.plan(x, to="numpy", copy=True)
+    assert plan.device_moves == 1 and len(plan.copies) == 1  # the move is the new memory
+    out = hub.convert(x, to="numpy", copy=True)
+    assert out.flags.writeable and LOG.to_host == 1
+
+
+def test_tensors_without_a_zero_copy_arrow_form_are_refused_with_the_fix(hub: ih.Hub) -> None:
+    matrix = SimArray(np.arange(12, dtype="float32").reshape(3, 4), SIM)
+    with pytest.raises(ih.NoRouteError, match="column-major"):
+        hub.export(matrix).__arrow_c_device_array__()
+    flags = SimArray(np.zeros(4, dtype=bool), SIM)
+    with pytest.raises(ih.NoRouteError, match="bit-packed"):
+        hub.export(flags).__arrow_c_device_array__()
+
+
+def test_a_device_stream_of_several_gpu_chunks_is_refused_clearly(hub: ih.Hub) -> None:
+    a, b = hub.export(sim(4)), hub.export(sim(6))
+    pairs = [a.__arrow_c_device_array__(), b.__arrow_c_device_array__()]
+    stream = cdevice.export_device_stream(pairs[0][0], iter(pairs), SIM)
+
+    class Producer:
+        def __arrow_c_device_stream__(self, requested_schema: object = None) -> object:
+            return stream
+
+    with pytest.raises(ih.ConversionError, match="2 chunks on ext_dev:0"):
+        hub.convert(Producer(), to="simdev")

@@ -90,7 +90,9 @@ def _table(rows: Sequence[Sequence[str]], out: TextIO) -> None:
 
 
 # -- explain ------------------------------------------------------------------------------------
-def explain_command(source: str, target: str, kind: Kind, rows: int, copy: bool | None) -> int:
+def explain_command(
+    source: str, target: str, kind: Kind, rows: int, copy: bool | None, device: str | None = None
+) -> int:
     hub = _hub(default=True)
     name = hub.registry.get(source)
     if name is None:
@@ -99,12 +101,13 @@ def explain_command(source: str, target: str, kind: Kind, rows: int, copy: bool 
             f"installed: {', '.join(matrix.libraries(hub))}"
         )
     src = matrix.make_sample(hub, name.name, kind, rows)
-    plan = hub.plan(src, to=target, copy=copy)
+    plan = hub.plan(src, to=target, copy=copy, device=device)
     print(f"sample: {rows:,}-row {kind.value} in {name.name} ({type(src).__qualname__})")
     print(plan)
     if plan.deferred:
         return 0
-    result = hub.convert(src, to=target, copy=copy)
+    sys.stdout.flush()  # the plan shows even if running it fails (no GPU here, say)
+    result = hub.convert(src, to=target, copy=copy, device=device)
     total = sum(b.size for b in hub.buffers(src))
     shared = hub.shared_bytes(src, result)
     print(
@@ -229,6 +232,7 @@ def parser() -> argparse.ArgumentParser:
     cmd.add_argument("--kind", choices=["table", "column"], default="table")
     cmd.add_argument("--rows", type=int, default=100_000)
     cmd.add_argument("--copy", choices=["none", "true", "false"], default="none")
+    cmd.add_argument("--device", help="where the result must live: cpu, cuda or cuda:N")
     cmd = commands.add_parser("matrix", help="zero-copy or copy for every library pair")
     cmd.add_argument("--format", choices=["text", "markdown", "json"], default="text")
     cmd.add_argument("--kind", choices=["table", "column", "all"], default="all")
@@ -245,7 +249,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return plugins_command(args.all, args.json, sys.stdout)
         if args.command == "explain":
             copy = {"none": None, "true": True, "false": False}[args.copy]
-            return explain_command(args.source, args.target, Kind(args.kind), args.rows, copy)
+            kind = Kind(args.kind)
+            return explain_command(args.source, args.target, kind, args.rows, copy, args.device)
         if args.command == "matrix":
             return matrix_command(_kinds(args.kind), args.rows, args.format, default_hub=True)
         return demo_command(args.rows)

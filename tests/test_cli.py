@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 from interchange_hub.cli import main
 
@@ -58,6 +59,17 @@ def test_explain_with_copy_false_reports_the_refusal(capsys: pytest.CaptureFixtu
     assert main(["explain", "numpy", "polars", "--copy", "false", "--rows", "10"]) == 2
     err = capsys.readouterr().err
     assert "interchange-hub explain: CopyRequiredError" in err
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this torch reaches a GPU")
+def test_explain_shows_a_device_move_before_it_fails_without_a_gpu(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["explain", "numpy", "torch", "--kind", "column", "--rows", "10", "--device", "cuda:0"]
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert "(device move cpu -> cuda:0)" in out
+    assert "DeviceError: this torch cannot reach a GPU" in err
 
 
 def test_explain_names_an_unknown_library() -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ctypes
 import itertools
 from ctypes import Structure, c_char_p, c_int, c_void_p
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from interchange_hub.errors import ConsumedSourceError, ProtocolError
 
@@ -68,6 +68,7 @@ raw_capsule_pointer = ctypes.PYFUNCTYPE(c_void_p, c_void_p, c_char_p)(
     ("PyCapsule_GetPointer", _api)
 )
 raw_capsule_is_valid = ctypes.PYFUNCTYPE(c_int, c_void_p, c_char_p)(("PyCapsule_IsValid", _api))
+_incref = ctypes.PYFUNCTYPE(None, ctypes.py_object)(("Py_IncRef", _api))
 calloc = ctypes.PYFUNCTYPE(c_void_p, ctypes.c_size_t, ctypes.c_size_t)(("PyMem_RawCalloc", _api))
 free = ctypes.PYFUNCTYPE(None, c_void_p)(("PyMem_RawFree", _api))
 
@@ -111,6 +112,20 @@ def new_capsule(address: int, name: bytes, destructor: Any) -> object:
     except BaseException:
         free(address)
         raise
+
+
+T = TypeVar("T")
+
+
+def immortal(thunk: T) -> T:
+    """Keep a ctypes callback for the life of the process and return it.
+
+    C code may call it while the interpreter shuts down (a consumer freeing an array it
+    imported), after module globals are gone: a thunk freed by then is a jump into freed
+    memory. Callbacks bind the globals they use as default arguments for the same reason.
+    """
+    _incref(thunk)
+    return thunk
 
 
 # --- keep-alive registry -----------------------------------------------------------------

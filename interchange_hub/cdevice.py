@@ -44,6 +44,9 @@ from interchange_hub.cabi import (
     hold as _hold,
 )
 from interchange_hub.cabi import (
+    immortal as _immortal,
+)
+from interchange_hub.cabi import (
     name_of as _name_of,
 )
 from interchange_hub.cabi import (
@@ -180,14 +183,14 @@ _STREAM_NAME: Final = ARROW_DEVICE_ARRAY_STREAM.encode()
 def _struct_destructor(name: bytes, head: type[Structure]) -> Any:
     """A destructor that releases the struct (``head`` holds its release field), then frees it."""
 
-    def destroy(capsule: int) -> None:
-        address = _raw_capsule_pointer(capsule, name)
+    def destroy(capsule: int, pointer: Any = _raw_capsule_pointer, free: Any = _free) -> None:
+        address = pointer(capsule, name)
         release = head.from_address(address).release
         if release:
             release(address)
-        _free(address)
+        free(address)
 
-    return _DESTRUCTOR(destroy)
+    return _immortal(_DESTRUCTOR(destroy))
 
 
 _FREE_SCHEMA: Final = _struct_destructor(_SCHEMA_NAME, ArrowSchema)
@@ -230,7 +233,9 @@ _NULLABLE: Final = 2  # ARROW_FLAG_NULLABLE
 def _releaser(struct: type[Structure]) -> Any:
     """The release callback of exported ArrowSchema/ArrowArray: children first, then own state."""
 
-    def release(address: int) -> None:
+    def release(
+        address: int, live: dict[int, object] = _LIVE, addressof: Any = ctypes.addressof
+    ) -> None:
         this = struct.from_address(address)
         if not this.release:
             return
@@ -238,11 +243,12 @@ def _releaser(struct: type[Structure]) -> Any:
         owned += [this.dictionary[0]] if this.dictionary else []
         for child in owned:
             if child.release:
-                child.release(ctypes.addressof(child))
-        _LIVE.pop(this.private_data, None)
-        this.release = _RELEASE()
+                child.release(addressof(child))
+        live.pop(this.private_data, None)
+        this.release = released()
 
-    return _RELEASE(release)
+    released = _RELEASE
+    return _immortal(_RELEASE(release))
 
 
 _RELEASE_SCHEMA: Final = _releaser(ArrowSchema)
@@ -476,17 +482,17 @@ def _get_last_error(stream: int) -> int | None:
     return ctypes.addressof(state.error) if state is not None and state.error else None
 
 
-def _release_stream(stream: int) -> None:
+def _release_stream(stream: int, live: dict[int, object] = _LIVE, released: Any = _RELEASE) -> None:
     this = ArrowDeviceArrayStream.from_address(stream)
     if this.release:
-        _LIVE.pop(this.private_data, None)
-        this.release = _RELEASE()
+        live.pop(this.private_data, None)
+        this.release = released()
 
 
-_STREAM_GET_SCHEMA: Final = _GET_STRUCT(_get_schema)
-_STREAM_GET_NEXT: Final = _GET_STRUCT(_get_next)
-_STREAM_GET_LAST_ERROR: Final = _GET_ERROR(_get_last_error)
-_STREAM_RELEASE: Final = _RELEASE(_release_stream)
+_STREAM_GET_SCHEMA: Final = _immortal(_GET_STRUCT(_get_schema))
+_STREAM_GET_NEXT: Final = _immortal(_GET_STRUCT(_get_next))
+_STREAM_GET_LAST_ERROR: Final = _immortal(_GET_ERROR(_get_last_error))
+_STREAM_RELEASE: Final = _immortal(_RELEASE(_release_stream))
 
 
 def export_device_stream(

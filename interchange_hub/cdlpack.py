@@ -47,6 +47,9 @@ from interchange_hub.cabi import (
     hold as _hold,
 )
 from interchange_hub.cabi import (
+    immortal as _immortal,
+)
+from interchange_hub.cabi import (
     name_of as _name_of,
 )
 from interchange_hub.cabi import (
@@ -141,24 +144,26 @@ def _contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
 
 
 def _deleter(struct: type[Structure]) -> Any:
-    def delete(address: int) -> None:
-        _LIVE.pop(struct.from_address(address).manager_ctx or 0, None)
-        _free(address)
+    def delete(address: int, live: dict[int, object] = _LIVE, free: Any = _free) -> None:
+        live.pop(struct.from_address(address).manager_ctx or 0, None)
+        free(address)
 
-    return _RELEASE(delete)
+    return _immortal(_RELEASE(delete))
 
 
 def _dlpack_destructor(name: bytes, struct: type[Structure]) -> Any:
     """Calls the deleter of a DLPack capsule nobody consumed (its name is unchanged)."""
 
-    def destroy(capsule: int) -> None:
-        if _raw_capsule_is_valid(capsule, name):
-            address = _raw_capsule_pointer(capsule, name)
+    def destroy(
+        capsule: int, valid: Any = _raw_capsule_is_valid, pointer: Any = _raw_capsule_pointer
+    ) -> None:
+        if valid(capsule, name):
+            address = pointer(capsule, name)
             deleter = struct.from_address(address).deleter
             if deleter:
                 deleter(address)
 
-    return _DESTRUCTOR(destroy)
+    return _immortal(_DESTRUCTOR(destroy))
 
 
 _DELETE_LEGACY: Final = _deleter(DLManagedTensor)

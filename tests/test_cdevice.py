@@ -550,3 +550,48 @@ def test_no_leaks_over_many_round_trips() -> None:
         del t
     gc.collect()
     assert len(cabi.LIVE) == live
+
+
+def test_structs_alive_at_interpreter_exit_are_released_cleanly() -> None:
+    """Consumers free what they imported while the interpreter shuts down, after module
+    globals are gone: the callbacks must still be there, and must not need them."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(
+        """
+        import numpy as np, pyarrow as pa, torch
+        from interchange_hub import cdevice, cdlpack
+        from interchange_hub.protocols import CPU, Device, DeviceType
+
+        base = np.arange(10.0)
+        col = cdevice.ColumnData("", "float64", "g", 10, data=base.ctypes.data)
+        stream = cdevice.export_device_stream(
+            (((("", "float64"),), False)),
+            iter([cdevice.export_device_array([col], table=False, device=CPU, keep=base)]),
+            CPU,
+        )
+        KEEP = [
+            pa.Array._import_from_c_device_capsule(
+                *cdevice.export_device_array([col], table=False, device=CPU, keep=base)
+            ),
+            cdevice.export_device_array([col], table=False, device=CPU, keep=base),
+            torch.from_dlpack(
+                cdlpack.DLPackProducer(base.ctypes.data, (10,), None, "float64", CPU, base)
+            ),
+            cdlpack.make_dlpack(base.ctypes.data, (10,), None, "float64", CPU, base),
+            stream,
+        ]
+        # A cycle is freed by the last garbage collection, after the modules are cleared.
+        import gc
+
+        gc.disable()
+        cycle = [KEEP]
+        cycle.append(cycle)
+        del KEEP, cycle, stream
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "Exception ignored" not in done.stderr, done.stderr

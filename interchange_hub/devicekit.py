@@ -23,6 +23,17 @@ if TYPE_CHECKING:
     from interchange_hub.adapter import Adapter, Buffer
 
 
+def move_estimate(info: DataInfo, place: Device, how: str) -> Estimate:
+    """The estimate of a step that copies the data to another device with ``how``: every
+    byte is copied (so ``copy=True`` is satisfied), and the plan shows a device move.
+    Contiguous layouts are kept; anything else arrives C-contiguous."""
+    reason = f"{how} copies {info.device} memory to {place}"
+    layout = info.layout if info.layout in ("C", "F") else "C"
+    out = info.but(device=place, layout=layout, readonly=False)
+    copies = (Copy("", info.nbytes, reason),)
+    return Estimate(out, copies, why=reason, copies_all=True, moves_device=True)
+
+
 def describe_imported(imported: cdevice.DeviceArrowArray) -> DataInfo:
     """The hub's description of an imported device array (a column, or a table)."""
     columns = tuple(

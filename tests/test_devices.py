@@ -8,7 +8,6 @@ for where it moves data, how it says so, and what ``copy=False`` makes of it.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -18,6 +17,7 @@ import torch
 import interchange_hub as ih
 from interchange_hub import cdevice
 from interchange_hub.protocols import CPU, Device, DeviceType
+from tests.device_only import DeviceOnly, DeviceStreamOnly
 from tests.fake_plugins import simdevice
 from tests.fake_plugins.simdevice import LOG, SIM, SimArray
 
@@ -37,28 +37,6 @@ def fresh_log() -> Iterator[None]:
 
 def sim(n: int = 1000, dtype: str = "float64") -> SimArray:
     return SimArray(np.arange(n, dtype=dtype), SIM)
-
-
-class DeviceOnly:
-    """A producer that speaks only the Arrow C Device interface (like pylibcudf)."""
-
-    def __init__(self, source: Any) -> None:
-        self._source = source
-
-    def __arrow_c_device_array__(
-        self, requested_schema: object | None = None, **kwargs: object
-    ) -> tuple[object, object]:
-        return self._source.__arrow_c_device_array__()  # type: ignore[no-any-return]
-
-
-class DeviceStreamOnly:
-    def __init__(self, source: Any) -> None:
-        self._source = source
-
-    def __arrow_c_device_stream__(
-        self, requested_schema: object | None = None, **kwargs: object
-    ) -> object:
-        return self._source.__arrow_c_device_stream__()
 
 
 # -- the device policy -------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import pytest
 import interchange_hub as ih
 from interchange_hub import cdevice
 from interchange_hub.protocols import Device, DeviceType
+from tests.device_only import DeviceOnly
 
 pytestmark = pytest.mark.gpu
 
@@ -28,18 +29,6 @@ def cp() -> Any:
 @pytest.fixture
 def torch() -> Any:
     return pytest.importorskip("torch")
-
-
-class DeviceOnly:
-    """A producer of only ``__arrow_c_device_array__`` (the shape pylibcudf has)."""
-
-    def __init__(self, source: Any) -> None:
-        self._source = source
-
-    def __arrow_c_device_array__(
-        self, requested_schema: object | None = None, **kwargs: object
-    ) -> tuple[object, object]:
-        return self._source.__arrow_c_device_array__()  # type: ignore[no-any-return]
 
 
 # -- cupy <-> torch on one GPU ---------------------------------------------------------------------

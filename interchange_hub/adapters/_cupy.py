@@ -170,14 +170,6 @@ def _import(value: Any, ctx: Context) -> Any:
 
 
 # -- across devices: explicit copies -------------------------------------------------------------
-def _move(info: DataInfo, place: Device, how: str) -> Estimate:
-    reason = f"{how} copies {info.device} memory to {place}"
-    layout = info.layout if info.layout in ("C", "F") else "C"
-    out = info.but(device=place, layout=layout, readonly=False)
-    copies = (Copy("", info.nbytes, reason),)
-    return Estimate(out, copies, why=reason, copies_all=True, moves_device=True)
-
-
 def _to_host_estimate(ctx: Context) -> Estimate:
     place = ctx.device
     if place is None or not place.is_cpu:
@@ -185,7 +177,7 @@ def _to_host_estimate(ctx: Context) -> Estimate:
     how = "ndarray.get()"
     if ctx.info.layout not in ("C", "F"):
         how += " (gathered on the GPU first: the array is not contiguous)"
-    return _move(ctx.info, place, how)
+    return devicekit.move_estimate(ctx.info, place, how)
 
 
 def _to_host(value: Any, ctx: Context) -> Any:
@@ -202,7 +194,7 @@ def _to_gpu_estimate(ctx: Context) -> Estimate:
     dtype = ctx.info.columns[0].dtype
     if dtype == "bfloat16" or not tensorkit.dlpack_dtype(dtype):
         raise Unroutable(f"cupy has no {dtype}")
-    return _move(ctx.info, place, "cupy.asarray")
+    return devicekit.move_estimate(ctx.info, place, "cupy.asarray")
 
 
 def _to_gpu(value: Any, ctx: Context) -> Any:
@@ -218,7 +210,7 @@ def _peer_estimate(ctx: Context) -> Estimate:
     place = ctx.device
     if place is None or place.type != DeviceType.CUDA or place == ctx.info.device:
         raise Unroutable("the array is on the GPU asked for")
-    return _move(ctx.info, place, "ndarray.copy()")
+    return devicekit.move_estimate(ctx.info, place, "ndarray.copy()")
 
 
 def _peer(value: Any, ctx: Context) -> Any:

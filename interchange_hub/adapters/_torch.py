@@ -211,11 +211,7 @@ def _move_estimate(ctx: Context) -> Estimate:
     if place is None or place == info.device or place.kind not in _DEVICES:
         raise Unroutable("the tensor is where it must be")
     _no_cuda(info)
-    reason = f"Tensor.to('{place}') copies {info.device} memory to {place}"
-    layout = info.layout if info.layout in ("C", "F") else "C"
-    out = info.but(device=place, layout=layout, readonly=False)
-    copies = (Copy("", info.nbytes, reason),)
-    return Estimate(out, copies, why=reason, copies_all=True, moves_device=True)
+    return devicekit.move_estimate(info, place, f"Tensor.to('{place}')")
 
 
 def _move(value: Any, ctx: Context) -> Any:

@@ -177,17 +177,10 @@ def _import(value: Any, ctx: Context) -> Any:
     return arr.copy() if ctx.copy and not ctx.fresh else arr
 
 
-def _move(info: DataInfo, place: Device, how: str) -> Estimate:
-    reason = f"{how} copies {info.device} memory to {place}"
-    out = info.but(device=place, layout="C", readonly=False)
-    copies = (Copy("", info.nbytes, reason),)
-    return Estimate(out, copies, why=reason, copies_all=True, moves_device=True)
-
-
 def _out_est(ctx: Context) -> Estimate:
     if ctx.device is None or not ctx.device.is_cpu:
         raise Unroutable("the data need not leave the device")
-    return _move(ctx.info, ctx.device, "SimArray.to_host()")
+    return devicekit.move_estimate(ctx.info, ctx.device, "SimArray.to_host()")
 
 
 def _out(value: Any, ctx: Context) -> Any:
@@ -198,7 +191,7 @@ def _in_est(ctx: Context) -> Estimate:
     place = ctx.device
     if place is None or place.kind != "ext_dev" or ctx.info.kind != Kind.TENSOR:
         raise Unroutable("the data need not go to the simulated device")
-    return _move(ctx.info, place, "SimArray.from_host()")
+    return devicekit.move_estimate(ctx.info, place, "SimArray.from_host()")
 
 
 def _in(value: Any, ctx: Context) -> Any:

@@ -201,7 +201,8 @@ class _Kit:
         for edge in adapter.edges():
             ends = {edge.source, edge.target}
             if self.name not in ends or not ends - {self.name} <= {*PROTOCOL_NODES, self.name}:
-                problems.append(f"{edge!r} does not join {self.name!r} to 'arrow' or 'dlpack'")
+                nodes = ", ".join(repr(n) for n in PROTOCOL_NODES)
+                problems.append(f"{edge!r} does not join {self.name!r} to one of {nodes}")
             if not all(callable(f) for f in (edge.estimate, edge.run)):  # untyped plugins
                 problems.append(f"{edge!r} needs callable estimate and run")
         if not adapter.edges():

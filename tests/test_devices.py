@@ -8,6 +8,7 @@ for where it moves data, how it says so, and what ``copy=False`` makes of it.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -299,3 +300,42 @@ def test_a_device_stream_of_several_gpu_chunks_is_refused_clearly(hub: ih.Hub) -
 
     with pytest.raises(ih.ConversionError, match="2 chunks on ext_dev:0"):
         hub.convert(Producer(), to="simdev")
+
+
+def test_the_simulated_device_passes_the_device_conformance_kit() -> None:
+    from interchange_hub.devicetesting import assert_device_conforms
+
+    report = assert_device_conforms(simdevice, "simdev")
+    assert len(report.checks) >= 15 and report.ok
+
+
+def test_the_device_kit_catches_a_move_that_claims_no_copy() -> None:
+    from interchange_hub.adapter import DLPACK, Edge
+    from interchange_hub.devicetesting import check_device_conformance
+    from interchange_hub.model import Estimate, Unroutable
+
+    def no_move(ctx: ih.Context) -> Estimate:
+        if ctx.device is None or not ctx.device.is_cpu:
+            raise Unroutable("nothing to move")
+        return Estimate(ctx.info.but(device=ctx.device), why="claims to share the memory")
+
+    class Sneaky(simdevice.SimAdapter):
+        """Moves to the host as the real one does, but claims the move copies nothing."""
+
+        def edges(self) -> list[Edge]:
+            kept = [e for e in super().edges() if e.protocol != "SimArray.to_host"]
+            out = simdevice._out  # the real copy
+            return [
+                *kept,
+                Edge("simdev", DLPACK, "simdev", "to_host", no_move, out, devices=("ext_dev",)),
+            ]
+
+    class Plugin:
+        @ih.hookimpl
+        def register_adapters(self, register: Any) -> None:
+            register(Sneaky())
+
+    report = check_device_conformance(Plugin(), "simdev")
+    failed = {c.name for c in report.failures}
+    assert "device -> host: one move" in failed
+    assert "device -> host: copy=False refuses the move" in failed

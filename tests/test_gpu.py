@@ -168,3 +168,9 @@ def test_nanoarrow_reads_a_cuda_device_array(cp: Any) -> None:
     device = pytest.importorskip("nanoarrow.device")
     arr = device.c_device_array(ih.export(cp.arange(3, dtype=cp.int32)))
     assert (arr.device_type_id, arr.device_id) == (2, 0)
+
+
+def test_cupy_passes_the_device_conformance_kit(cp: Any) -> None:
+    from interchange_hub.devicetesting import assert_device_conforms
+
+    assert_device_conforms(None, "cupy")

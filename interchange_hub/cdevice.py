@@ -454,27 +454,24 @@ def _stream_state(stream: int) -> _StreamState | None:
     return state if isinstance(state, _StreamState) else None
 
 
-# Stream callbacks return an errno and never let an exception reach C.
-def _get_schema(stream: int, out: int) -> int:
+def _errno_of(stream: int, act: Callable[[_StreamState], None]) -> int:
+    """Stream callbacks return an errno and never let an exception reach C."""
     state = _stream_state(stream)
     if state is None:
         return errno.EINVAL
     try:
-        state.schema_into(out)
+        act(state)
     except Exception as exc:  # noqa: BLE001
         return state.fail(exc)
     return 0
+
+
+def _get_schema(stream: int, out: int) -> int:
+    return _errno_of(stream, lambda state: state.schema_into(out))
 
 
 def _get_next(stream: int, out: int) -> int:
-    state = _stream_state(stream)
-    if state is None:
-        return errno.EINVAL
-    try:
-        state.next_chunk(out)
-    except Exception as exc:  # noqa: BLE001
-        return state.fail(exc)
-    return 0
+    return _errno_of(stream, lambda state: state.next_chunk(out))
 
 
 def _get_last_error(stream: int) -> int | None:

@@ -34,7 +34,12 @@ if TYPE_CHECKING:
 
     from interchange_hub.adapter import Adapter
 
-__all__ = ["DeviceArrayOnly", "assert_device_conforms", "check_device_conformance"]
+__all__ = [
+    "DeviceArrayOnly",
+    "DeviceStreamOnly",
+    "assert_device_conforms",
+    "check_device_conformance",
+]
 
 ROWS = 1000
 
@@ -49,6 +54,18 @@ class DeviceArrayOnly:
         self, requested_schema: object | None = None, **kwargs: object
     ) -> tuple[object, object]:
         return self._source.__arrow_c_device_array__()  # type: ignore[no-any-return]
+
+
+class DeviceStreamOnly:
+    """A producer of only another object's ``__arrow_c_device_stream__``."""
+
+    def __init__(self, source: Any) -> None:
+        self._source = source
+
+    def __arrow_c_device_stream__(
+        self, requested_schema: object | None = None, **kwargs: object
+    ) -> object:
+        return self._source.__arrow_c_device_stream__()
 
 
 def check_device_conformance(

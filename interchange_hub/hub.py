@@ -6,7 +6,7 @@ import threading
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from interchange_hub import arrowkit
+from interchange_hub import arrowkit, devicekit
 from interchange_hub.adapter import ARROW, ARROW_DEVICE, DLPACK, Adapter, Buffer, Edge
 from interchange_hub.dependencies import installed
 from interchange_hub.errors import (
@@ -341,8 +341,6 @@ def _read_once(obj: object) -> Any:
     """Read a stream of unknown schema into pyarrow (once; the producer may be one-shot)."""
     try:
         if not is_arrow(obj) and is_arrow_device(obj):
-            from interchange_hub import devicekit
-
             return devicekit.read_stream(obj)
         return arrowkit.read_any(obj)
     except InterchangeError:

@@ -17,8 +17,9 @@ import torch
 
 import interchange_hub as ih
 from interchange_hub import cdevice
+from interchange_hub.devicetesting import DeviceArrayOnly as DeviceOnly
+from interchange_hub.devicetesting import DeviceStreamOnly
 from interchange_hub.protocols import CPU, Device, DeviceType
-from tests.device_only import DeviceOnly, DeviceStreamOnly
 from tests.fake_plugins import simdevice
 from tests.fake_plugins.simdevice import LOG, SIM, SimArray
 

@@ -13,8 +13,8 @@ import pytest
 
 import interchange_hub as ih
 from interchange_hub import cdevice
+from interchange_hub.devicetesting import DeviceArrayOnly as DeviceOnly
 from interchange_hub.protocols import Device, DeviceType
-from tests.device_only import DeviceOnly
 
 pytestmark = pytest.mark.gpu
 

@@ -12,6 +12,9 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from interchange_hub._core.device import Device
+    from interchange_hub._core.info import Column, Copy, DataInfo, Estimate, Kind, Loss, Unroutable
+    from interchange_hub._engine.plans import Plan, Step
     from interchange_hub.adapter import Adapter, Buffer, Context, Edge
     from interchange_hub.errors import (
         ConsumedSourceError,
@@ -31,10 +34,7 @@ if TYPE_CHECKING:
     )
     from interchange_hub.hookspecs import hookimpl
     from interchange_hub.hub import Hub
-    from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Loss, Unroutable
-    from interchange_hub.plans import Plan, Step
     from interchange_hub.plugins import PluginInfo, builtin_plugins
-    from interchange_hub.protocols import Device
 
 # The public names and the modules that define them: imported on first access, so that
 # `import interchange_hub` costs almost nothing (no pluggy, no data library).
@@ -58,7 +58,7 @@ _LAZY = {
     ),
     "interchange_hub.hookspecs": ("hookimpl",),
     "interchange_hub.hub": ("Hub",),
-    "interchange_hub.model": (
+    "interchange_hub._core.info": (
         "Column",
         "Copy",
         "DataInfo",
@@ -67,9 +67,9 @@ _LAZY = {
         "Loss",
         "Unroutable",
     ),
-    "interchange_hub.plans": ("Plan", "Step"),
+    "interchange_hub._engine.plans": ("Plan", "Step"),
     "interchange_hub.plugins": ("PluginInfo", "builtin_plugins"),
-    "interchange_hub.protocols": ("Device",),
+    "interchange_hub._core.device": ("Device",),
 }
 _MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
 

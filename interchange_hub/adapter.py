@@ -5,6 +5,12 @@ memory they use, and contributes :class:`Edge` values: conversions between its l
 and the protocol nodes, ``"arrow"`` (Arrow PyCapsule producers on the CPU),
 ``"arrow_device"`` (producers of only ``__arrow_c_device_array__``) and ``"dlpack"``
 (DLPack producers, on any device). The router chains edges into a plan.
+
+This module is the whole face a plugin needs besides ``interchange_hub.arrowkit`` (the
+pyarrow helpers) and ``interchange_hub.hookspecs``: the values an adapter builds and
+reads (:class:`DataInfo`, :class:`Column`, :class:`Flag`, :class:`Estimate`, ...), the
+dunder probes, and :func:`require` / :func:`report_losses` / :func:`move_estimate`.
+Everything else in the package is private and may move.
 """
 
 from __future__ import annotations
@@ -12,12 +18,65 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from interchange_hub._core.deps import installed, require
+from interchange_hub._core.device import CPU, Device, DeviceType
+from interchange_hub._core.info import (
+    Column,
+    Copy,
+    DataInfo,
+    Estimate,
+    Flag,
+    Kind,
+    Loss,
+    Unroutable,
+    move_estimate,
+    report_losses,
+)
+from interchange_hub._core.protocols import (
+    has_dunder,
+    is_arrow,
+    is_arrow_array,
+    is_arrow_device,
+    is_arrow_stream,
+    is_dlpack,
+)
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Hashable, Mapping, Sequence
     from contextlib import AbstractContextManager
 
-    from interchange_hub.model import DataInfo, Estimate, Kind
-    from interchange_hub.protocols import Device
+__all__ = [
+    "ARROW",
+    "ARROW_DEVICE",
+    "CPU",
+    "DLPACK",
+    "PROTOCOL_NODES",
+    "Adapter",
+    "Buffer",
+    "Column",
+    "Context",
+    "Copy",
+    "DataInfo",
+    "Device",
+    "DeviceType",
+    "Edge",
+    "Estimate",
+    "Flag",
+    "Kind",
+    "Loss",
+    "Unroutable",
+    "has_dunder",
+    "installed",
+    "is_arrow",
+    "is_arrow_array",
+    "is_arrow_device",
+    "is_arrow_stream",
+    "is_dlpack",
+    "move_estimate",
+    "passthrough",
+    "report_losses",
+    "require",
+]
 
 ARROW = "arrow"
 ARROW_DEVICE = "arrow_device"
@@ -44,7 +103,7 @@ class Edge:
     """One conversion step from node ``source`` to node ``target``.
 
     :param estimate: ``estimate(context) -> Estimate``; cheap, runs at planning time on
-        ``context.info`` and raises :class:`~interchange_hub.model.Unroutable` when it
+        ``context.info`` and raises :class:`~interchange_hub._core.info.Unroutable` when it
         cannot carry the data.
     :param run: ``run(value, context) -> value``; does the conversion.
     :param requires: modules that must be installed for this edge to be considered.
@@ -94,8 +153,11 @@ class Adapter:
     Class attributes: ``name`` (the target name users type), ``module`` (the
     ``sys.modules`` key, checked before any ``isinstance``), ``extra`` (the
     interchange-hub pip extra), ``requirement`` (what to pip install instead, for a
-    third-party plugin's library), ``types`` (qualified type names for messages) and
-    ``devices`` (the device kinds its objects can live on, the default one first).
+    third-party plugin's library), ``types`` (qualified type names for messages),
+    ``devices`` (the device kinds its objects can live on, the default one first),
+    ``aliases`` (other names ``to=`` accepts for it, like ``"pl"``) and ``readonly_note``
+    (what the plan says when a result shares read-only memory with its source; empty
+    means the generic note: writing raises ``ValueError``).
     """
 
     name: str = ""
@@ -104,6 +166,8 @@ class Adapter:
     requirement: str = ""
     types: Sequence[str] = ()
     devices: Sequence[str] = ("cpu",)
+    aliases: Sequence[str] = ()
+    readonly_note: str = ""
 
     def owns(self, obj: object) -> bool:
         """Whether ``obj`` belongs to this library; only called when ``module`` is loaded."""
@@ -141,8 +205,6 @@ class Adapter:
 
     def default_device(self) -> Device:
         """Where data goes when it must move here and no ``device=`` was given."""
-        from interchange_hub.protocols import Device
-
         return Device.parse(self.devices[0])
 
     def record_event(self, obj: Any) -> tuple[int, object]:
@@ -163,12 +225,3 @@ class Adapter:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
-
-
-@dataclass(frozen=True, slots=True)
-class AdapterRecord:
-    """An adapter in a registry, with the plugin that registered it."""
-
-    adapter: Adapter
-    plugin: str
-    edges: tuple[Edge, ...] = field(default=())

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from interchange_hub._c.capsule import ARROW_ARRAY_STREAM, check_capsule
+from interchange_hub._core.deps import require
+from interchange_hub._core.info import NO_FLAGS, Column, DataInfo, Flag, Kind
+from interchange_hub._core.protocols import is_arrow_array, is_arrow_stream
 from interchange_hub.adapter import Buffer
-from interchange_hub.dependencies import require
-from interchange_hub.model import Column, DataInfo, Kind
-from interchange_hub.protocols import is_arrow_array, is_arrow_stream
 
 # pyarrow's names of the float types, and the hub's.
 FLOAT_NAMES = {"halffloat": "float16", "float": "float32", "double": "float64"}
@@ -32,12 +33,12 @@ def columns_of_schema(schema: Any) -> tuple[Column, ...]:
     return tuple(Column(f.name, dtype_name(f.type)) for f in schema)
 
 
-SLICED = frozenset({"sliced"})  # a chunk starts at a non-zero offset into its buffers
+_SLICED = frozenset({Flag.SLICED})
 
 
 def _column(name: str, arr: Any) -> Column:
     parts = arr.chunks if hasattr(arr, "chunks") else [arr]
-    flags = SLICED if any(c.offset for c in parts) else frozenset()
+    flags = _SLICED if any(c.offset for c in parts) else NO_FLAGS
     return Column(
         name, dtype_name(arr.type), int(arr.nbytes), int(arr.null_count), len(parts), flags
     )
@@ -255,3 +256,29 @@ def deep_copy(value: Any, kind: Kind) -> Any:
         return deep_copy(read_column(value), kind)
     table = read_table(value)
     return pa.Table.from_batches([b.copy_to(mm) for b in table.to_batches()], schema=table.schema)
+
+
+class ArrowStreamProducer:
+    """Exposes only ``__arrow_c_stream__`` of another object.
+
+    Consumers then take the protocol path instead of a type-specific shortcut (polars,
+    for one, converts a pandas DataFrame its own way). ``requested_schema`` is passed on,
+    and dropped when the producer rejects it (nanoarrow raises NotImplementedError).
+    """
+
+    __slots__ = ("_producer",)
+
+    def __init__(self, producer: Any) -> None:
+        self._producer = producer
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        producer = self._producer
+        if requested_schema is not None:
+            try:
+                capsule = producer.__arrow_c_stream__(requested_schema)
+            except (NotImplementedError, TypeError):
+                capsule = producer.__arrow_c_stream__()
+        else:
+            capsule = producer.__arrow_c_stream__()
+        check_capsule(capsule, ARROW_ARRAY_STREAM, producer)
+        return capsule

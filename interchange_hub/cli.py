@@ -7,11 +7,11 @@ import json
 import sys
 from typing import TYPE_CHECKING, TextIO
 
-from interchange_hub import matrix
-from interchange_hub.dependencies import installed
+from interchange_hub._core.deps import installed
+from interchange_hub._core.info import Kind
+from interchange_hub._engine.plans import format_bytes
+from interchange_hub._tools import matrix
 from interchange_hub.errors import InterchangeError
-from interchange_hub.model import Kind
-from interchange_hub.plans import format_bytes
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -192,11 +192,9 @@ def _markdown(cells: Sequence[matrix.Cell], kinds: Sequence[Kind], libs: Sequenc
 
 def demo_command(rows: int) -> int:
     """The pair matrix of the built-in libraries, each claim checked by address."""
-    from interchange_hub.samples import LIBRARIES
-
     hub = _hub(default=False)
     libs = matrix.libraries(hub)
-    missing = [lib for lib in LIBRARIES if lib not in libs]
+    missing = [lib for lib in matrix.builtin_libraries(hub) if lib not in libs]
     print(f"interchange_hub demo: {rows:,}-row samples, {len(libs)} libraries")
     if missing:
         print(f"not installed (pip install 'interchange-hub[cpu]'): {', '.join(missing)}")

@@ -22,8 +22,8 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from interchange_hub import cdevice
-from interchange_hub.dependencies import require
+from interchange_hub._c import arrow_device
+from interchange_hub._core.deps import require
 from interchange_hub.errors import CopyRequiredError, InterchangeError, NoRouteError
 from interchange_hub.hub import Hub
 from interchange_hub.plugins import builtin_plugins
@@ -177,7 +177,7 @@ class _DeviceKit:
         self.check("export has no CPU dunders", not cpu, ", ".join(cpu) or "device ones only")
         ok, got = self.attempt(
             "export: device array",
-            lambda: cdevice.import_device_array(*exported.__arrow_c_device_array__()),
+            lambda: arrow_device.import_device_array(*exported.__arrow_c_device_array__()),
         )
         if not ok:
             return

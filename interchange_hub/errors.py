@@ -28,8 +28,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from interchange_hub.model import Loss
-
 
 class InterchangeError(Exception):
     """Base class of every error raised by interchange_hub."""
@@ -135,23 +133,9 @@ def warn(message: str, category: type[Warning]) -> None:
     warnings.warn(message, category, stacklevel=_caller_outside_package())
 
 
-def report_losses(losses: Sequence[Loss], target: str, strict: bool) -> None:
-    """Warn about each loss, or raise :class:`LossyConversionError` for all if ``strict``."""
-    if not losses:
-        return
-    if strict:
-        raise LossyConversionError(
-            "strict=True, but this conversion would lose information: "
-            + "; ".join(loss.message() for loss in losses)
-            + ". Convert those columns first, or pass strict=False to accept it with a warning"
-        )
-    for loss in losses:
-        warn(f"lossy conversion to {target}: {loss.message()}", LossyConversionWarning)
-
-
 def _caller_outside_package() -> int:
     """The ``stacklevel`` that points a warning at the first frame outside this package."""
-    frame = sys._getframe(2)  # the caller of report_losses
+    frame = sys._getframe(2)  # the caller of warn's caller
     level = 2
     while frame is not None and frame.f_globals.get("__name__", "").startswith("interchange_hub"):
         frame = frame.f_back  # type: ignore[assignment]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 from interchange_hub import hookspecs
+from interchange_hub.adapter import Adapter, Edge
 from interchange_hub.errors import PluginWarning, warn
 
 if TYPE_CHECKING:
@@ -23,11 +24,14 @@ if TYPE_CHECKING:
     from importlib.metadata import Distribution, EntryPoint
     from types import ModuleType
 
+    from interchange_hub._engine.registry import Registry
+
 ENTRY_POINT_GROUP = "interchange_hub"
 LOAD_PLUGINS_ENV = "INTERCHANGE_HUB_LOAD_PLUGINS"
 DISABLE_AUTOLOAD_ENV = "INTERCHANGE_HUB_DISABLE_PLUGIN_AUTOLOAD"
 
-# Built-in plugins, registered by import path: they work from a plain checkout.
+# Built-in plugins, registered by import path: they work from a plain checkout. A new
+# built-in library is its module in adapters/ and one line here.
 DEFAULT_PLUGINS = (
     "interchange_hub.adapters._pyarrow",
     "interchange_hub.adapters._nanoarrow",
@@ -36,7 +40,7 @@ DEFAULT_PLUGINS = (
     "interchange_hub.adapters._numpy",
     "interchange_hub.adapters._torch",
     "interchange_hub.adapters._cupy",
-    "interchange_hub.adapters._bridge",
+    "interchange_hub._bridge.edges",
     "interchange_hub.adapters._fastpaths",
 )
 
@@ -147,6 +151,53 @@ def load_plugins(
         _load_entry_points(loaded)
     _check_pending(loaded)
     return loaded
+
+
+def collect(loaded: Loaded, registry: Registry) -> None:
+    """Call each plugin's hooks separately and put what they register into ``registry``,
+    so that one failing plugin is left out alone."""
+    pm = loaded.pm
+    for plugin_name, plugin in pm.list_name_plugin():
+        if plugin is None:  # blocked
+            continue
+        callers = pm.get_hookcallers(plugin) or ()
+        adapters: list[str] = []
+        edges = 0
+        for caller in callers:
+            got: list[object] = []
+            impl = next(i for i in caller.get_hookimpls() if i.plugin is plugin)
+            try:
+                impl.function(register=got.append)
+            except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the hub
+                loaded.fail(
+                    plugin_name, f"its hook {caller.name} raised {type(exc).__name__}: {exc}"
+                )
+                continue
+            for item in got:
+                problem = _add(registry, caller.name, item, plugin_name)
+                if problem:
+                    loaded.fail(plugin_name, problem)
+                elif isinstance(item, Adapter):
+                    adapters.append(item.name)
+                else:
+                    edges += 1
+        info = loaded.infos.get(plugin_name) or PluginInfo(plugin_name, GIVEN)
+        hooks = tuple(c.name for c in callers)
+        loaded.infos[plugin_name] = replace(
+            info, hooks=hooks, adapters=tuple(adapters), edges=edges
+        )
+
+
+def _add(registry: Registry, hook: str, item: object, plugin: str) -> str:
+    """Register one item from a hook; return why it was refused ("" when registered)."""
+    if hook == "register_adapters":
+        if not isinstance(item, Adapter):
+            return f"it registered {item!r}, which is not a named interchange_hub.Adapter"
+        return registry.add_adapter(item, plugin)
+    if not isinstance(item, Edge):
+        return f"its hook {hook} registered {item!r}, which is not an interchange_hub.Edge"
+    registry.add_edge(item, plugin)
+    return ""
 
 
 def _plugin_name(plugin: object) -> str:

@@ -27,12 +27,12 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from interchange_hub._core.deps import installed, require
+from interchange_hub._tools import matrix
 from interchange_hub.adapter import PROTOCOL_NODES, Adapter
-from interchange_hub.dependencies import installed, require
 from interchange_hub.errors import ConsumedSourceError, InterchangeError, LossyConversionWarning
 from interchange_hub.hub import Hub
 from interchange_hub.plugins import builtin_plugins
-from interchange_hub.samples import LIBRARIES
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -153,7 +153,7 @@ class _Kit:
             return
         pa = require("pyarrow", "to run the conformance kit")
         if peers is None:
-            peers = [lib for lib in LIBRARIES if installed(lib) and lib != self.name]
+            peers = [lib for lib in matrix.libraries(self.hub) if lib != self.name]
         accepted = 0
         for label, data in samples().items():
             with warnings.catch_warnings(record=True) as caught:

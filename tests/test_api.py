@@ -63,12 +63,11 @@ def test_plan_shows_why_a_copy_happens(hub: ih.Hub) -> None:
 
 def test_plans_are_cached_per_type_and_signature(hub: ih.Hub) -> None:
     hub.plan(np.arange(3), to="torch")
-    router = hub._router
-    cached = dict(router._cache)
+    calls, routes = hub._cache.sizes()
     hub.plan(np.arange(100), to="torch")  # same type and signature: no new search
-    assert router._cache == cached
+    assert hub._cache.sizes() == (calls, routes)
     hub.plan(np.arange(100.0).reshape(10, 10), to="torch")  # a 2-D signature is new
-    assert len(router._cache) == len(cached) + 1
+    assert hub._cache.sizes() == (calls, routes + 1)
 
 
 def test_plan_estimates_follow_the_data(hub: ih.Hub) -> None:
@@ -153,7 +152,7 @@ def test_threads_share_one_hub() -> None:
 
 def test_run_keeps_the_requested_type(hub: ih.Hub) -> None:
     table = pa.table({"a": [1, 2]})
-    assert isinstance(hub.run(table, hub.plan(table, to=pl.Series)), pl.Series)
+    assert isinstance(hub.planner.run(table, hub.plan(table, to=pl.Series)), pl.Series)
 
 
 def test_torch_views_report_only_their_bytes(hub: ih.Hub) -> None:

@@ -14,10 +14,10 @@ import pyarrow as pa
 import pytest
 import torch
 
-from interchange_hub import cabi, cdlpack
-from interchange_hub import cdevice as cd
+from interchange_hub._c import arrow_device as cd, capsule, dlpack
+from interchange_hub._core import dtypes
+from interchange_hub._core.device import CPU, Device, DeviceType
 from interchange_hub.errors import ConsumedSourceError, ConversionError, ProtocolError
-from interchange_hub.protocols import CPU, Device, DeviceType
 
 EXT3 = Device(DeviceType.EXT_DEV, 3)
 _get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
@@ -35,7 +35,7 @@ def struct_in(capsule: object, name: str = "arrow_device_array") -> Any:
 
 def values(column: cd.ColumnData) -> np.ndarray[Any, Any]:
     """A copy of a column's values, read from its address."""
-    size = cabi.itemsize(column.dtype)
+    size = dtypes.itemsize(column.dtype)
     raw = (ctypes.c_char * (column.length * size)).from_address(column.data + column.offset * size)
     return np.frombuffer(bytes(raw), dtype=column.dtype)
 
@@ -67,12 +67,12 @@ def test_struct_layouts_match_the_specs() -> None:
         cd.ArrowArray: 80,
         cd.ArrowDeviceArray: 128,
         cd.ArrowDeviceArrayStream: 48,
-        cdlpack.DLDevice: 8,
-        cdlpack.DLDataType: 4,
-        cdlpack.DLTensor: 48,
-        cdlpack.DLManagedTensor: 64,
-        cdlpack.DLPackVersion: 8,
-        cdlpack.DLManagedTensorVersioned: 80,
+        dlpack.DLDevice: 8,
+        dlpack.DLDataType: 4,
+        dlpack.DLTensor: 48,
+        dlpack.DLManagedTensor: 64,
+        dlpack.DLPackVersion: 8,
+        dlpack.DLManagedTensorVersioned: 80,
     }
     for struct, size in sizes.items():
         assert ctypes.sizeof(struct) == size, struct.__name__
@@ -86,27 +86,27 @@ def test_struct_layouts_match_the_specs() -> None:
         (cd.ArrowDeviceArrayStream, "get_schema"): 8,
         (cd.ArrowDeviceArrayStream, "release"): 32,
         (cd.ArrowDeviceArrayStream, "private_data"): 40,
-        (cdlpack.DLTensor, "ndim"): 16,
-        (cdlpack.DLTensor, "byte_offset"): 40,
-        (cdlpack.DLManagedTensorVersioned, "flags"): 24,
-        (cdlpack.DLManagedTensorVersioned, "dl_tensor"): 32,
+        (dlpack.DLTensor, "ndim"): 16,
+        (dlpack.DLTensor, "byte_offset"): 40,
+        (dlpack.DLManagedTensorVersioned, "flags"): 24,
+        (dlpack.DLManagedTensorVersioned, "dl_tensor"): 32,
     }
     for (struct, field), offset in offsets.items():
         assert getattr(struct, field).offset == offset, (struct.__name__, field)
 
 
 def test_dtypes() -> None:
-    assert cd.ARROW_FORMATS["float64"] == "g" and cd.ARROW_DTYPES["e"] == "float16"
-    assert [cabi.itemsize(t) for t in ("int8", "uint16", "float32", "int64", "bool")] == [
+    assert dtypes.ARROW_FORMATS["float64"] == "g" and dtypes.ARROW_DTYPES["e"] == "float16"
+    assert [dtypes.itemsize(t) for t in ("int8", "uint16", "float32", "int64", "bool")] == [
         1,
         2,
         4,
         8,
         1,
     ]
-    assert cabi.itemsize("bfloat16") == 2
+    assert dtypes.itemsize("bfloat16") == 2
     with pytest.raises(ValueError, match="unknown dtype 'complex64'"):
-        cabi.itemsize("complex64")
+        dtypes.itemsize("complex64")
 
 
 # --- import ----------------------------------------------------------------------------
@@ -288,14 +288,14 @@ def test_keep_lives_until_the_consumer_releases() -> None:
 def test_unconsumed_capsules_free_keep() -> None:
     keep = Keep()
     ref = weakref.ref(keep)
-    live = len(cabi.LIVE)
+    live = len(capsule.LIVE)
     pair = cd.export_device_array([column_of(np.arange(2.0))], table=True, device=CPU, keep=keep)
     del keep, pair
-    assert ref() is None and len(cabi.LIVE) == live
+    assert ref() is None and len(capsule.LIVE) == live
 
 
 def test_release_runs_once() -> None:
-    live = len(cabi.LIVE)
+    live = len(capsule.LIVE)
     keep = Keep()
     ref = weakref.ref(keep)
     imported = cd.import_device_array(
@@ -304,10 +304,10 @@ def test_release_runs_once() -> None:
     del keep
     assert ref() is not None
     imported.close()
-    assert ref() is None and len(cabi.LIVE) == live
+    assert ref() is None and len(capsule.LIVE) == live
     imported.close()
     del imported
-    assert len(cabi.LIVE) == live
+    assert len(capsule.LIVE) == live
 
 
 def test_a_raising_consumer_keeps_its_exception_when_capsules_die_in_finally() -> None:
@@ -427,7 +427,7 @@ def test_stream_of_pyarrow_batches(as_capsule: bool) -> None:
 
 def test_numpy_and_torch_consume_zero_copy() -> None:
     x = np.arange(12, dtype=np.float32)
-    producer = cdlpack.DLPackProducer(x.ctypes.data, (3, 4), None, "float32", CPU, x)
+    producer = dlpack.DLPackProducer(x.ctypes.data, (3, 4), None, "float32", CPU, x)
     assert producer.__dlpack_device__() == (1, 0)
     n = numpy_from_dlpack(producer)
     t = torch.utils.dlpack.from_dlpack(producer)
@@ -438,7 +438,7 @@ def test_numpy_and_torch_consume_zero_copy() -> None:
 
 def test_strided_view_keeps_its_strides() -> None:
     x = np.arange(12, dtype=np.int64)
-    producer = cdlpack.DLPackProducer(x.ctypes.data, (2, 3), (1, 4), "int64", CPU, x)
+    producer = dlpack.DLPackProducer(x.ctypes.data, (2, 3), (1, 4), "int64", CPU, x)
     n = numpy_from_dlpack(producer)
     t = torch.utils.dlpack.from_dlpack(producer)
     assert n.tolist() == t.tolist() == x.reshape(3, 4).T[:2, :3].tolist()
@@ -447,40 +447,40 @@ def test_strided_view_keeps_its_strides() -> None:
 
 def test_readonly_and_capsule_kinds() -> None:
     x = np.arange(3.0)
-    readonly = cdlpack.DLPackProducer(x.ctypes.data, (3,), None, "float64", CPU, x, readonly=True)
+    readonly = dlpack.DLPackProducer(x.ctypes.data, (3,), None, "float64", CPU, x, readonly=True)
     assert not numpy_from_dlpack(readonly).flags.writeable
     with pytest.raises(BufferError, match="legacy"):
         readonly.__dlpack__()
-    producer = cdlpack.DLPackProducer(x.ctypes.data, (3,), None, "float64", CPU, x)
-    with cdlpack.read_dlpack(producer.__dlpack__()) as legacy:
+    producer = dlpack.DLPackProducer(x.ctypes.data, (3,), None, "float64", CPU, x)
+    with dlpack.read_dlpack(producer.__dlpack__()) as legacy:
         assert not legacy.versioned and legacy.data == x.ctypes.data
-    with cdlpack.read_dlpack(producer.__dlpack__(max_version=(1, 3))) as versioned:
+    with dlpack.read_dlpack(producer.__dlpack__(max_version=(1, 3))) as versioned:
         assert versioned.versioned and not versioned.readonly
-    with cdlpack.read_dlpack(readonly.__dlpack__(max_version=(1, 0))) as view:
+    with dlpack.read_dlpack(readonly.__dlpack__(max_version=(1, 0))) as view:
         assert view.readonly
 
 
 def test_dlpack_refusals() -> None:
     x = np.arange(3.0)
-    producer = cdlpack.DLPackProducer(x.ctypes.data, (3,), None, "float64", CPU, x)
+    producer = dlpack.DLPackProducer(x.ctypes.data, (3,), None, "float64", CPU, x)
     with pytest.raises(BufferError, match="copy=True"):
         producer.__dlpack__(max_version=(1, 0), copy=True)
     with pytest.raises(BufferError, match="device"):
         producer.__dlpack__(max_version=(1, 0), dl_device=(2, 0))
     with pytest.raises(BufferError, match="stream=1"):
         producer.__dlpack__(max_version=(1, 0), stream=1)
-    with cdlpack.read_dlpack(producer.__dlpack__(max_version=(1, 0), dl_device=(1, 0), copy=False)):
+    with dlpack.read_dlpack(producer.__dlpack__(max_version=(1, 0), dl_device=(1, 0), copy=False)):
         pass
 
 
 def test_non_cpu_producer_calls_on_stream() -> None:
     seen: list[int | None] = []
     x = np.arange(3.0)
-    producer = cdlpack.DLPackProducer(
+    producer = dlpack.DLPackProducer(
         x.ctypes.data, (3,), None, "float64", EXT3, x, on_stream=seen.append
     )
     assert producer.__dlpack_device__() == (12, 3)
-    with cdlpack.read_dlpack(producer.__dlpack__(stream=7, max_version=(1, 0))) as view:
+    with dlpack.read_dlpack(producer.__dlpack__(stream=7, max_version=(1, 0))) as view:
         assert view.device == EXT3
     assert seen == [7]
 
@@ -490,7 +490,7 @@ def test_keep_is_freed_after_the_consumer() -> None:
         keep = Keep()
         ref = weakref.ref(keep)
         x = np.arange(3.0)
-        result = consume(cdlpack.DLPackProducer(x.ctypes.data, (3,), None, "float64", CPU, keep))
+        result = consume(dlpack.DLPackProducer(x.ctypes.data, (3,), None, "float64", CPU, keep))
         del keep
         gc.collect()
         assert ref() is not None
@@ -503,35 +503,35 @@ def test_unconsumed_dlpack_capsule_frees_keep() -> None:
     for versioned in (True, False):
         keep = Keep()
         ref = weakref.ref(keep)
-        capsule = cdlpack.make_dlpack(0, (0,), None, "int8", CPU, keep, versioned=versioned)
+        capsule = dlpack.make_dlpack(0, (0,), None, "int8", CPU, keep, versioned=versioned)
         del keep, capsule
         assert ref() is None
 
 
 def test_read_numpy_and_torch_capsules() -> None:
     x = np.arange(12, dtype=np.int32).reshape(3, 4)[:, ::2]
-    with cdlpack.read_dlpack(x.__dlpack__(max_version=(1, 0))) as view:
+    with dlpack.read_dlpack(x.__dlpack__(max_version=(1, 0))) as view:
         assert (view.data, view.shape, view.strides) == (x.ctypes.data, (3, 2), (4, 2))
         assert (view.dtype, view.device, view.readonly) == ("int32", CPU, False)
     t = torch.arange(6, dtype=torch.bfloat16).reshape(2, 3).T
-    with cdlpack.read_dlpack(t.__dlpack__(max_version=(1, 0))) as view:
+    with dlpack.read_dlpack(t.__dlpack__(max_version=(1, 0))) as view:
         assert (view.data, view.shape, view.strides) == (t.data_ptr(), (3, 2), (1, 3))
         assert view.dtype == "bfloat16"
-    with cdlpack.read_dlpack(torch.tensor([True, False]).__dlpack__()) as view:
+    with dlpack.read_dlpack(torch.tensor([True, False]).__dlpack__()) as view:
         assert not view.versioned and view.dtype == "bool"
 
 
 def test_read_dlpack_refuses_consumed_and_foreign_capsules() -> None:
     capsule = np.arange(3).__dlpack__(max_version=(1, 0))
-    cdlpack.read_dlpack(capsule).close()
+    dlpack.read_dlpack(capsule).close()
     with pytest.raises(ConsumedSourceError):
-        cdlpack.read_dlpack(capsule)
+        dlpack.read_dlpack(capsule)
     with pytest.raises(ProtocolError, match="'arrow_schema'"):
-        cdlpack.read_dlpack(pa.int8().__arrow_c_schema__())
+        dlpack.read_dlpack(pa.int8().__arrow_c_schema__())
 
 
 def test_no_leaks_over_many_round_trips() -> None:
-    live = len(cabi.LIVE)
+    live = len(capsule.LIVE)
     for _ in range(50):
         x = np.arange(4.0)
         arr = pa.Array._import_from_c_device_capsule(
@@ -545,11 +545,11 @@ def test_no_leaks_over_many_round_trips() -> None:
         )
         del arrays
         t = torch.utils.dlpack.from_dlpack(
-            cdlpack.DLPackProducer(x.ctypes.data, (4,), None, "float64", CPU, x)
+            dlpack.DLPackProducer(x.ctypes.data, (4,), None, "float64", CPU, x)
         )
         del t
     gc.collect()
-    assert len(cabi.LIVE) == live
+    assert len(capsule.LIVE) == live
 
 
 def test_structs_alive_at_interpreter_exit_are_released_cleanly() -> None:
@@ -562,25 +562,25 @@ def test_structs_alive_at_interpreter_exit_are_released_cleanly() -> None:
     script = textwrap.dedent(
         """
         import numpy as np, pyarrow as pa, torch
-        from interchange_hub import cdevice, cdlpack
-        from interchange_hub.protocols import CPU, Device, DeviceType
+        from interchange_hub._c import arrow_device, dlpack
+        from interchange_hub._core.device import CPU, Device, DeviceType
 
         base = np.arange(10.0)
-        col = cdevice.ColumnData("", "float64", "g", 10, data=base.ctypes.data)
-        stream = cdevice.export_device_stream(
+        col = arrow_device.ColumnData("", "float64", "g", 10, data=base.ctypes.data)
+        stream = arrow_device.export_device_stream(
             (((("", "float64"),), False)),
-            iter([cdevice.export_device_array([col], table=False, device=CPU, keep=base)]),
+            iter([arrow_device.export_device_array([col], table=False, device=CPU, keep=base)]),
             CPU,
         )
         KEEP = [
             pa.Array._import_from_c_device_capsule(
-                *cdevice.export_device_array([col], table=False, device=CPU, keep=base)
+                *arrow_device.export_device_array([col], table=False, device=CPU, keep=base)
             ),
-            cdevice.export_device_array([col], table=False, device=CPU, keep=base),
+            arrow_device.export_device_array([col], table=False, device=CPU, keep=base),
             torch.from_dlpack(
-                cdlpack.DLPackProducer(base.ctypes.data, (10,), None, "float64", CPU, base)
+                dlpack.DLPackProducer(base.ctypes.data, (10,), None, "float64", CPU, base)
             ),
-            cdlpack.make_dlpack(base.ctypes.data, (10,), None, "float64", CPU, base),
+            dlpack.make_dlpack(base.ctypes.data, (10,), None, "float64", CPU, base),
             stream,
         ]
         # A cycle is freed by the last garbage collection, after the modules are cleared.

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from interchange_hub.samples import LIBRARIES
+from interchange_hub._tools.samples import OWN_API
 from interchange_hub.testing import assert_conforms, check_conformance, samples
 from tests.fake_plugins import boxes, dishonest, misspelled
 
 
-@pytest.mark.parametrize("library", LIBRARIES)
+@pytest.mark.parametrize("library", OWN_API)
 def test_builtin_adapters_conform(library: str) -> None:
     report = assert_conforms(None, library)
     names = {c.name for c in report.checks}

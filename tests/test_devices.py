@@ -16,10 +16,9 @@ import pytest
 import torch
 
 import interchange_hub as ih
-from interchange_hub import cdevice
-from interchange_hub.devicetesting import DeviceArrayOnly as DeviceOnly
-from interchange_hub.devicetesting import DeviceStreamOnly
-from interchange_hub.protocols import CPU, Device, DeviceType
+from interchange_hub._c import arrow_device
+from interchange_hub._core.device import CPU, Device, DeviceType
+from interchange_hub.devicetesting import DeviceArrayOnly as DeviceOnly, DeviceStreamOnly
 from tests.fake_plugins import simdevice
 from tests.fake_plugins.simdevice import LOG, SIM, SimArray
 
@@ -127,7 +126,7 @@ def test_device_array_export_points_at_the_device_memory(hub: ih.Hub) -> None:
     exported = hub.export(x)
     assert not hasattr(exported, "__arrow_c_array__")  # device memory: no CPU pointers
     assert not hasattr(exported, "__arrow_c_stream__")
-    got = cdevice.import_device_array(*exported.__arrow_c_device_array__())
+    got = arrow_device.import_device_array(*exported.__arrow_c_device_array__())
     try:
         assert got.device == SIM and not got.table and got.length == 100
         assert got.columns[0].dtype == "int64" and got.columns[0].data == x.address
@@ -139,7 +138,7 @@ def test_device_array_export_points_at_the_device_memory(hub: ih.Hub) -> None:
 
 def test_device_array_export_follows_the_kwargs_rule(hub: ih.Hub) -> None:
     exported = hub.export(sim(4))
-    cdevice.import_device_array(*exported.__arrow_c_device_array__(future=None)).close()
+    arrow_device.import_device_array(*exported.__arrow_c_device_array__(future=None)).close()
     with pytest.raises(NotImplementedError, match="future"):
         exported.__arrow_c_device_array__(future=1)
     with pytest.raises(NotImplementedError, match="future"):
@@ -148,7 +147,7 @@ def test_device_array_export_follows_the_kwargs_rule(hub: ih.Hub) -> None:
 
 def test_device_stream_export_is_one_chunk_on_the_device(hub: ih.Hub) -> None:
     x = sim(10, "float32")
-    arrays, _ = cdevice.import_device_stream(hub.export(x).__arrow_c_device_stream__())
+    arrays, _ = arrow_device.import_device_stream(hub.export(x).__arrow_c_device_stream__())
     assert [a.device for a in arrays] == [SIM]
     assert arrays[0].columns[0].data == x.address
     for a in arrays:
@@ -158,11 +157,11 @@ def test_device_stream_export_is_one_chunk_on_the_device(hub: ih.Hub) -> None:
 def test_cpu_export_speaks_the_device_interface_with_cpu_ids(hub: ih.Hub) -> None:
     data = np.arange(6, dtype="float64")
     exported = hub.export(data)
-    got = cdevice.import_device_array(*exported.__arrow_c_device_array__())
+    got = arrow_device.import_device_array(*exported.__arrow_c_device_array__())
     assert got.device == CPU and got.sync_event == 0
     got.close()
     table = pa.table({"a": pa.chunked_array([[1, 2], [3]]), "b": pa.chunked_array([[4, 5], [6]])})
-    arrays, _ = cdevice.import_device_stream(hub.export(table).__arrow_c_device_stream__())
+    arrays, _ = arrow_device.import_device_stream(hub.export(table).__arrow_c_device_stream__())
     assert [a.length for a in arrays] == [2, 1] and all(a.device == CPU for a in arrays)
     for a in arrays:
         a.close()
@@ -234,7 +233,7 @@ def test_exported_device_memory_lives_until_the_consumer_releases_it(hub: ih.Hub
     pair = hub.export(x).__arrow_c_device_array__()
     del x
     gc.collect()
-    got = cdevice.import_device_array(*pair)
+    got = arrow_device.import_device_array(*pair)
     del pair
     gc.collect()
     assert alive() is not None
@@ -255,9 +254,9 @@ cpu_torch = pytest.mark.skipif(torch.cuda.is_available(), reason="this torch rea
 
 @cpu_torch
 def test_a_torch_without_cuda_refuses_gpu_data_and_says_what_to_do() -> None:
+    from interchange_hub._core.info import Column, DataInfo, Kind, Unroutable
     from interchange_hub.adapter import DLPACK, Context
     from interchange_hub.adapters._torch import TorchAdapter
-    from interchange_hub.model import Column, DataInfo, Kind, Unroutable
 
     edge = next(e for e in TorchAdapter().edges() if e.source == DLPACK)
     on_gpu = DataInfo(
@@ -293,7 +292,7 @@ def test_tensors_without_a_zero_copy_arrow_form_are_refused_with_the_fix(hub: ih
 def test_a_device_stream_of_several_gpu_chunks_is_refused_clearly(hub: ih.Hub) -> None:
     a, b = hub.export(sim(4)), hub.export(sim(6))
     pairs = [a.__arrow_c_device_array__(), b.__arrow_c_device_array__()]
-    stream = cdevice.export_device_stream(pairs[0][0], iter(pairs), SIM)
+    stream = arrow_device.export_device_stream(pairs[0][0], iter(pairs), SIM)
 
     class Producer:
         def __arrow_c_device_stream__(self, requested_schema: object = None) -> object:
@@ -311,9 +310,9 @@ def test_the_simulated_device_passes_the_device_conformance_kit() -> None:
 
 
 def test_the_device_kit_catches_a_move_that_claims_no_copy() -> None:
+    from interchange_hub._core.info import Estimate, Unroutable
     from interchange_hub.adapter import DLPACK, Edge
     from interchange_hub.devicetesting import check_device_conformance
-    from interchange_hub.model import Estimate, Unroutable
 
     def no_move(ctx: ih.Context) -> Estimate:
         if ctx.device is None or not ctx.device.is_cpu:

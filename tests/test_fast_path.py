@@ -77,7 +77,7 @@ def test_equal_route_keys_mean_equal_descriptions_but_sizes(hub: ih.Hub) -> None
 def test_a_repeated_conversion_matches_a_planned_one(first: Any, second: Any, to: str) -> None:
     hub = ih.Hub(autoload=False)
     hub.convert(first, to=to)
-    assert hub._fast, "the first conversion should have been remembered"
+    assert hub._cache.sizes()[0] == 1, "the first conversion should have been remembered"
     fast = hub.convert(second, to=to)
     planned = ih.Hub(autoload=False).convert(second, to=to)
     assert type(fast) is type(planned)

@@ -12,8 +12,8 @@ import pyarrow as pa
 import pytest
 
 import interchange_hub as ih
-from interchange_hub import typemap
-from interchange_hub.corpus import corpus, variants
+from interchange_hub._tools import typemap
+from interchange_hub._tools.corpus import corpus, variants
 
 LIBS = ["pyarrow", "nanoarrow", "polars", "pandas"]
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,7 +85,7 @@ def test_round_trips_keep_values_and_mapped_types(name: str, kind: str) -> None:
 def test_the_document_matches_the_table() -> None:
     doc = (ROOT / "docs" / "type-mapping.md").read_text()
     assert doc == typemap.markdown(typemap.corpus_types()), (
-        "docs/type-mapping.md is stale: run python -m interchange_hub.typemap > docs/type-mapping.md"
+        "docs/type-mapping.md is stale: run python -m interchange_hub._tools.typemap > docs/type-mapping.md"
     )
 
 

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import interchange_hub as ih
-from interchange_hub import cdevice
+from interchange_hub._c import arrow_device
+from interchange_hub._core.device import Device, DeviceType
 from interchange_hub.devicetesting import DeviceArrayOnly as DeviceOnly
-from interchange_hub.protocols import Device, DeviceType
 
 pytestmark = pytest.mark.gpu
 
@@ -123,7 +123,7 @@ def test_a_second_gpu_is_a_device_move(cp: Any) -> None:
 # -- Arrow device capsules -----------------------------------------------------------------------------
 def test_cupy_exports_a_cuda_device_array_without_copying(cp: Any) -> None:
     x = cp.arange(N, dtype=cp.int64)
-    got = cdevice.import_device_array(*ih.export(x).__arrow_c_device_array__())
+    got = arrow_device.import_device_array(*ih.export(x).__arrow_c_device_array__())
     try:
         assert got.device == Device(DeviceType.CUDA, x.device.id)
         assert got.columns[0].data == x.data.ptr and got.length == N
@@ -136,18 +136,18 @@ def test_torch_exports_a_cuda_device_array_and_stream(torch: Any) -> None:
     t = torch.arange(1000, dtype=torch.float32, device="cuda")
     exported = ih.export(t)
     assert not hasattr(exported, "__arrow_c_array__")
-    got = cdevice.import_device_array(*exported.__arrow_c_device_array__())
+    got = arrow_device.import_device_array(*exported.__arrow_c_device_array__())
     assert got.device.type == DeviceType.CUDA and got.columns[0].data == t.data_ptr()
     assert got.event_handle != 0
     got.close()
-    arrays, device_type = cdevice.import_device_stream(exported.__arrow_c_device_stream__())
+    arrays, device_type = arrow_device.import_device_stream(exported.__arrow_c_device_stream__())
     assert device_type == DeviceType.CUDA and arrays[0].columns[0].data == t.data_ptr()
     arrays[0].close()
 
 
 def test_a_column_major_matrix_exports_as_a_device_table(cp: Any) -> None:
     x = cp.asfortranarray(cp.arange(12, dtype=cp.float32).reshape(4, 3))
-    got = cdevice.import_device_array(*ih.export(x).__arrow_c_device_array__())
+    got = arrow_device.import_device_array(*ih.export(x).__arrow_c_device_array__())
     assert got.table and [c.data for c in got.columns] == [x.data.ptr + i * 16 for i in range(3)]
     got.close()
 

@@ -114,8 +114,8 @@ def test_the_listing_says_what_each_plugin_provides() -> None:
     hub = with_builtins(boxes)
     listing = {p.name: p for p in hub.plugins()}
     assert listing["interchange_hub.adapters._polars"].adapters == ("polars",)
-    assert listing["interchange_hub.adapters._bridge"].hooks == ("register_edges",)
-    assert listing["interchange_hub.adapters._bridge"].edges > 0
+    assert listing["interchange_hub._bridge.edges"].hooks == ("register_edges",)
+    assert listing["interchange_hub._bridge.edges"].edges > 0
     assert listing["tests.fake_plugins.boxes"].adapters == ("boxes",)
     assert listing["tests.fake_plugins.boxes"].source == "given"
     assert all(p.loaded and not p.error for p in listing.values())

@@ -7,12 +7,11 @@ import warnings
 from typing import Any
 
 import pyarrow as pa
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import interchange_hub as ih
-from interchange_hub import typemap
-from interchange_hub.corpus import corpus
+from interchange_hub._tools import typemap
+from interchange_hub._tools.corpus import corpus
 
 NAMES = sorted(corpus(rows=2))
 LIBS = ["pyarrow", "nanoarrow", "polars", "pandas"]

@@ -119,4 +119,4 @@ def test_running_a_deferred_plan_reads_then_plans(hub: ih.Hub) -> None:
     source = StreamOnly(pa.table({"a": [1, 2]}))
     plan = hub.plan(source, to=pl.Series)
     assert plan.deferred
-    assert hub.run(source, plan).to_list() == [1, 2]
+    assert hub.planner.run(source, plan).to_list() == [1, 2]

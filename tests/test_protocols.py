@@ -7,17 +7,10 @@ import pyarrow as pa
 import pytest
 
 import interchange_hub as ih
-from interchange_hub.protocols import (
-    ARROW_ARRAY_STREAM,
-    ARROW_SCHEMA,
-    CPU,
-    ArrowStreamProducer,
-    Device,
-    DeviceType,
-    capsule_name,
-    check_capsule,
-    has_dunder,
-)
+from interchange_hub._c.capsule import ARROW_ARRAY_STREAM, ARROW_SCHEMA, check_capsule, name_of
+from interchange_hub._core.device import CPU, Device, DeviceType
+from interchange_hub._core.protocols import has_dunder
+from interchange_hub.arrowkit import ArrowStreamProducer
 
 
 def test_device_parsing_and_names() -> None:
@@ -40,10 +33,22 @@ def test_cpu_device_id_is_normalised_as_arrow_does() -> None:
 
 def test_capsule_names() -> None:
     schema, array = pa.array([1]).__arrow_c_array__()
-    assert capsule_name(schema) == ARROW_SCHEMA and capsule_name(object()) is None
+    assert name_of(schema) == ARROW_SCHEMA and name_of(object()) is None
     check_capsule(schema, ARROW_SCHEMA, "producer")
     with pytest.raises(ih.ProtocolError, match="'arrow_array' where the protocol requires"):
         check_capsule(array, ARROW_SCHEMA, "producer")
+
+
+def test_reading_a_capsule_name_leaves_ctypes_pythonapi_alone() -> None:
+    # The hub calls PyCapsule_GetName through its own prototype: the shared
+    # ctypes.pythonapi function object keeps whatever other code set on it.
+    import ctypes
+
+    shared = ctypes.pythonapi.PyCapsule_GetName
+    before = (shared.restype, shared.argtypes)
+    schema, _ = pa.array([1]).__arrow_c_array__()
+    assert name_of(schema) == ARROW_SCHEMA
+    assert (shared.restype, shared.argtypes) == before
 
 
 def test_dunder_probing_never_runs_getattr() -> None:
@@ -60,7 +65,7 @@ def test_stream_producer_drops_a_rejected_requested_schema() -> None:
     stream = na.ArrayStream(pa.table({"a": [1, 2]}))
     requested = pa.schema([("a", pa.int32())]).__arrow_c_schema__()
     capsule = ArrowStreamProducer(stream).__arrow_c_stream__(requested)
-    assert capsule_name(capsule) == ARROW_ARRAY_STREAM
+    assert name_of(capsule) == ARROW_ARRAY_STREAM
     table = pa.RecordBatchReader._import_from_c_capsule(capsule).read_all()
     assert table.column("a").to_pylist() == [1, 2]
 

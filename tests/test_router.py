@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 import interchange_hub as ih
+from interchange_hub._core.device import CPU, Device, DeviceType
+from interchange_hub._core.info import Column, Copy, DataInfo, Estimate, Kind, Loss
 from interchange_hub.adapter import ARROW, DLPACK
-from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Loss
-from interchange_hub.protocols import CPU, Device, DeviceType
 
 GPU = Device(DeviceType.CUDA, 0)
 
@@ -167,7 +167,7 @@ def test_routes_are_cached_and_replayed_with_fresh_estimates() -> None:
     hub = make_hub(src, dst)
     assert hub.plan(Blob(80), to="dst").copied_bytes == 80
     assert hub.plan(Blob(8000), to="dst").copied_bytes == 8000
-    assert len(hub._router._cache) == 1
+    assert hub._cache.sizes()[1] == 1
 
 
 def test_clashing_adapter_names_warn_and_keep_the_first() -> None:

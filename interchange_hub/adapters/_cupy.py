@@ -13,13 +13,21 @@ from contextlib import nullcontext
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from interchange_hub import devicekit, tensorkit
+from interchange_hub._bridge import devices, tensors
+from interchange_hub._core.deps import require
+from interchange_hub._core.device import Device, DeviceType
+from interchange_hub._core.info import (
+    Column,
+    Copy,
+    DataInfo,
+    Estimate,
+    Kind,
+    Unroutable,
+    move_estimate,
+)
 from interchange_hub.adapter import ARROW_DEVICE, DLPACK, Adapter, Buffer, Context, Edge
-from interchange_hub.dependencies import require
 from interchange_hub.errors import DeviceError
 from interchange_hub.hookspecs import hookimpl
-from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Unroutable
-from interchange_hub.protocols import Device, DeviceType
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Mapping, Sequence
@@ -46,6 +54,7 @@ def _device(arr: Any) -> Device:
 
 class CupyAdapter(Adapter):
     name = "cupy"
+    aliases = ("cp",)
     module = "cupy"
     extra = "cupy"
     types = ("cupy.ndarray",)
@@ -58,13 +67,13 @@ class CupyAdapter(Adapter):
         return {_ndarray(): Kind.TENSOR}
 
     def describe(self, obj: Any) -> DataInfo:
-        col = Column("", tensorkit.np_dtype_name(obj.dtype), int(obj.nbytes), 0)
+        col = Column("", tensors.np_dtype_name(obj.dtype), int(obj.nbytes), 0)
         return DataInfo(
             Kind.TENSOR,
             (col,),
             rows=obj.shape[0] if obj.ndim else 1,
             shape=tuple(obj.shape),
-            layout=tensorkit.layout_of(obj),  # cupy's flags and strides read like numpy's
+            layout=tensors.layout_of(obj),  # cupy's flags and strides read like numpy's
             device=_device(obj),
         )
 
@@ -177,7 +186,7 @@ def _to_host_estimate(ctx: Context) -> Estimate:
     how = "ndarray.get()"
     if ctx.info.layout not in ("C", "F"):
         how += " (gathered on the GPU first: the array is not contiguous)"
-    return devicekit.move_estimate(ctx.info, place, how)
+    return move_estimate(ctx.info, place, how)
 
 
 def _to_host(value: Any, ctx: Context) -> Any:
@@ -192,13 +201,13 @@ def _to_gpu_estimate(ctx: Context) -> Estimate:
     if ctx.info.kind != Kind.TENSOR:
         raise Unroutable("only tensors travel through DLPack")
     dtype = ctx.info.columns[0].dtype
-    if dtype == "bfloat16" or not tensorkit.dlpack_dtype(dtype):
+    if dtype == "bfloat16" or not tensors.dlpack_dtype(dtype):
         raise Unroutable(f"cupy has no {dtype}")
-    return devicekit.move_estimate(ctx.info, place, "cupy.asarray")
+    return move_estimate(ctx.info, place, "cupy.asarray")
 
 
 def _to_gpu(value: Any, ctx: Context) -> Any:
-    cupy, np = _cupy(), tensorkit.np_module()
+    cupy, np = _cupy(), tensors.np_module()
     place = ctx.device
     assert place is not None  # the estimate refused a move without a place
     host = value if isinstance(value, np.ndarray) else np.from_dlpack(value)
@@ -210,7 +219,7 @@ def _peer_estimate(ctx: Context) -> Estimate:
     place = ctx.device
     if place is None or place.type != DeviceType.CUDA or place == ctx.info.device:
         raise Unroutable("the array is on the GPU asked for")
-    return devicekit.move_estimate(ctx.info, place, "ndarray.copy()")
+    return move_estimate(ctx.info, place, "ndarray.copy()")
 
 
 def _peer(value: Any, ctx: Context) -> Any:
@@ -227,12 +236,12 @@ def _peer(value: Any, ctx: Context) -> Any:
 
 # -- Arrow device arrays ---------------------------------------------------------------------------
 def _device_array_estimate(ctx: Context) -> Estimate:
-    return devicekit.estimate_column_import(ctx.info, bool(ctx.copy and not ctx.fresh))
+    return devices.estimate_column_import(ctx.info, bool(ctx.copy and not ctx.fresh))
 
 
 def _device_array(value: Any, ctx: Context) -> Any:
     cupy = _cupy()
-    imported, address, nbytes = devicekit.import_column(value)
+    imported, address, nbytes = devices.import_column(value)
     column = imported.columns[0]
     with cupy.cuda.Device(imported.device.index):
         if imported.event_handle:

@@ -11,18 +11,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from interchange_hub.adapter import Context, Edge
-from interchange_hub.dependencies import require
-from interchange_hub.hookspecs import hookimpl
-from interchange_hub.model import (
+from interchange_hub._core.deps import require
+from interchange_hub._core.dtypes import is_numeric
+from interchange_hub._core.info import (
+    NO_FLAGS,
     Column,
     Copy,
     DataInfo,
     Estimate,
+    Flag,
     Kind,
     Unroutable,
-    is_numeric,
 )
+from interchange_hub.adapter import Context, Edge
+from interchange_hub.hookspecs import hookimpl
 
 FASTPATH = "fastpath"
 _NEEDS = ("numpy", "torch")
@@ -66,9 +68,6 @@ def _to_numpy(value: Any, ctx: Context) -> Any:
     return value.detach().numpy() if value.requires_grad else value.numpy()
 
 
-ONE_BLOCK = "one_block"  # Column flag: the DataFrame keeps all its columns in one block
-
-
 def _numeric(dtype: str) -> bool:
     return is_numeric(dtype) or dtype == "bool"
 
@@ -91,9 +90,9 @@ def _pandas_to_numpy_estimate(ctx: Context) -> Estimate:
     if any(
         # pandas' own NaN stay NaN; Arrow nulls (or unknown ones) take the Arrow route,
         # which reports them.
-        c.flags - {"nan_is_null", ONE_BLOCK}
+        c.flags - {Flag.NAN_IS_NULL, Flag.ONE_BLOCK}
         or c.nulls < 0
-        or (c.nulls > 0 and "nan_is_null" not in c.flags)
+        or (c.nulls > 0 and Flag.NAN_IS_NULL not in c.flags)
         for c in cols
     ):
         raise Unroutable("masked columns take the Arrow route")
@@ -104,7 +103,7 @@ def _pandas_to_numpy_estimate(ctx: Context) -> Estimate:
         out = DataInfo(Kind.TENSOR, (column,), rows, (rows,), "C", readonly=True)
         return Estimate(out, why="Series.to_numpy returns a view", shared_readonly=True)
     shape = (rows, len(cols))
-    if len(cols) == len(info.columns) and all(ONE_BLOCK in c.flags for c in cols):
+    if len(cols) == len(info.columns) and all(Flag.ONE_BLOCK in c.flags for c in cols):
         out = DataInfo(
             Kind.TENSOR, (column,), rows, shape, "F" if len(cols) > 1 else "C", readonly=True
         )
@@ -141,7 +140,7 @@ def _numpy_to_pandas_estimate(ctx: Context) -> Estimate:
         width = info.shape[1]
         per = col.nbytes // width if width else 0
         # pandas keeps the array; unless it is column-major, each column is a strided view.
-        flags = frozenset() if info.layout == "F" or width == 1 else frozenset({"strided"})
+        flags = NO_FLAGS if info.layout == "F" or width == 1 else frozenset({Flag.STRIDED})
         cols = tuple(Column(f"column_{i}", col.dtype, per, 0, flags=flags) for i in range(width))
         out = DataInfo(Kind.TABLE, cols, rows)
     why = "pandas wraps the array without copying (copy=False)"

@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
+from interchange_hub._core.deps import installed, require
+from interchange_hub._core.info import Column, Copy, DataInfo, Estimate, Kind, Unroutable
 from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge, passthrough
-from interchange_hub.dependencies import installed, require
 from interchange_hub.errors import NoRouteError
 from interchange_hub.hookspecs import hookimpl
-from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Unroutable
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -25,6 +25,7 @@ def _na() -> Any:
 
 class NanoarrowAdapter(Adapter):
     name = "nanoarrow"
+    aliases = ("na",)
     module = "nanoarrow"
     extra = "nanoarrow"
     types = ("nanoarrow.Array", "nanoarrow.ArrayStream")

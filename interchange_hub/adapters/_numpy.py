@@ -11,10 +11,10 @@ from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from interchange_hub import tensorkit
+from interchange_hub._bridge import tensors
+from interchange_hub._core.info import Copy, DataInfo, Estimate, Kind, Loss, Unroutable
 from interchange_hub.adapter import ARROW, DLPACK, Adapter, Buffer, Context, Edge, passthrough
 from interchange_hub.hookspecs import hookimpl
-from interchange_hub.model import Copy, DataInfo, Estimate, Kind, Loss, Unroutable
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Mapping, Sequence
@@ -22,23 +22,24 @@ if TYPE_CHECKING:
 
 @cache
 def _ndarray() -> Any:
-    return tensorkit.np_module().ndarray
+    return tensors.np_module().ndarray
 
 
 class NumpyAdapter(Adapter):
     name = "numpy"
+    aliases = ("np",)
     module = "numpy"
     extra = "numpy"
     types = ("numpy.ndarray",)
 
     def owns(self, obj: object) -> bool:
-        return isinstance(obj, tensorkit.np_module().ndarray)
+        return isinstance(obj, tensors.np_module().ndarray)
 
     def type_kinds(self) -> Mapping[type, Kind | None]:
-        return {tensorkit.np_module().ndarray: Kind.TENSOR}
+        return {tensors.np_module().ndarray: Kind.TENSOR}
 
     def describe(self, obj: Any) -> DataInfo:
-        return tensorkit.describe_ndarray(obj)
+        return tensors.describe_ndarray(obj)
 
     def route_key(self, obj: Any) -> Hashable | None:
         if type(obj) is not _ndarray() or not obj.size:
@@ -49,7 +50,7 @@ class NumpyAdapter(Adapter):
         return (obj.dtype, obj.shape[1:], obj.ndim, flags)
 
     def buffers(self, obj: Any) -> list[Buffer]:
-        return tensorkit.ndarray_buffers(obj)
+        return tensors.ndarray_buffers(obj)
 
     def edges(self) -> Sequence[Edge]:
         return (
@@ -82,7 +83,7 @@ class NumpyAdapter(Adapter):
 
 def _export_estimate(ctx: Context) -> Estimate:
     (col,) = ctx.info.columns
-    if not tensorkit.dlpack_dtype(col.dtype):
+    if not tensors.dlpack_dtype(col.dtype):
         raise Unroutable(f"DLPack cannot carry {col.dtype}")
     losses: tuple[Loss, ...] = ()
     if col.nulls > 0:  # a numpy.ma.MaskedArray: DLPack has no mask
@@ -102,10 +103,10 @@ def _import_estimate(ctx: Context) -> Estimate:
         raise Unroutable("only tensors travel through DLPack")
     if not info.device.is_cpu:
         raise Unroutable(f"numpy holds CPU memory only; the data is on {info.device}")
-    if info.columns and info.columns[0].dtype in ("bfloat16", tensorkit.UNREADABLE):
+    if info.columns and info.columns[0].dtype in ("bfloat16", tensors.UNREADABLE):
         raise Unroutable(f"numpy cannot hold this tensor ({info.columns[0].dtype}); cast it first")
     if ctx.copy:
-        copies = () if ctx.fresh else (Copy("", info.nbytes, tensorkit.COPY_TRUE),)
+        copies = () if ctx.fresh else (Copy("", info.nbytes, tensors.COPY_TRUE),)
         why = "copy=True: a new writable array" if copies else "already new memory"
         return Estimate(info.but(readonly=False), copies, why=why, copies_all=bool(copies))
     return Estimate(
@@ -114,27 +115,27 @@ def _import_estimate(ctx: Context) -> Estimate:
 
 
 def _import(value: Any, ctx: Context) -> Any:
-    np = tensorkit.np_module()
+    np = tensors.np_module()
     arr = value if isinstance(value, np.ndarray) else np.from_dlpack(value)
     if ctx.copy and not ctx.fresh:
         return np.array(arr, copy=True)
-    return tensorkit.writable_copy(arr) if ctx.copy else arr
+    return tensors.writable_copy(arr) if ctx.copy else arr
 
 
 def _to_arrow_estimate(ctx: Context) -> Estimate:
-    return tensorkit.estimate_from_tensor(ctx.info)
+    return tensors.estimate_from_tensor(ctx.info)
 
 
 def _to_arrow(value: Any, ctx: Context) -> Any:
-    return tensorkit.ndarray_to_arrow(value)
+    return tensors.ndarray_to_arrow(value)
 
 
 def _from_arrow_estimate(ctx: Context) -> Estimate:
-    return tensorkit.estimate_arrow_to_tensor(ctx, dlpack_only=False)
+    return tensors.estimate_arrow_to_tensor(ctx, dlpack_only=False)
 
 
 def _from_arrow(value: Any, ctx: Context) -> Any:
-    return tensorkit.arrow_to_tensor(value, ctx, dlpack_only=False)
+    return tensors.arrow_to_tensor(value, ctx, dlpack_only=False)
 
 
 @hookimpl

@@ -14,30 +14,23 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
-from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge
-from interchange_hub.dependencies import require
-from interchange_hub.errors import NoRouteError
-from interchange_hub.hookspecs import hookimpl
-from interchange_hub.model import (
-    INDEX,
-    NAN_IS_NULL,
+from interchange_hub._bridge.tensors import ndarray_buffers, np_dtype_name, np_module
+from interchange_hub._core.deps import require
+from interchange_hub._core.dtypes import FIXED_SHAPE_TENSOR, is_integer, is_numeric, is_string
+from interchange_hub._core.info import (
+    NO_FLAGS,
     Column,
     Copy,
     DataInfo,
     Estimate,
+    Flag,
     Kind,
     Unroutable,
-    is_integer,
-    is_numeric,
-    is_string,
 )
-from interchange_hub.protocols import ArrowStreamProducer
-from interchange_hub.tensorkit import (
-    FIXED_SHAPE_TENSOR,
-    ndarray_buffers,
-    np_dtype_name,
-    np_module,
-)
+from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge
+from interchange_hub.arrowkit import ArrowStreamProducer
+from interchange_hub.errors import NoRouteError
+from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -49,6 +42,7 @@ def _pd() -> Any:
 
 class PandasAdapter(Adapter):
     name = "pandas"
+    aliases = ("pd",)
     module = "pandas"
     extra = "pandas"
     types = ("pandas.DataFrame", "pandas.Series")
@@ -74,7 +68,7 @@ class PandasAdapter(Adapter):
             )
         cols = [_column(str(name), _column_values(obj, i)) for i, name in enumerate(obj.columns)]
         if cols and _one_block(obj):
-            cols = [replace(c, flags=c.flags | ONE_BLOCK) for c in cols]
+            cols = [replace(c, flags=c.flags | _ONE_BLOCK) for c in cols]
         if not isinstance(obj.index, pd.RangeIndex):
             names = [
                 n if n is not None else f"__index_level_{i}__"
@@ -82,7 +76,7 @@ class PandasAdapter(Adapter):
             ]
             for i, n in enumerate(names):
                 col = _column(str(n), obj.index.get_level_values(i).to_series())
-                cols.append(replace(col, flags=col.flags | INDEX))
+                cols.append(replace(col, flags=col.flags | _INDEX))
         return DataInfo(Kind.TABLE, tuple(cols), rows=len(obj))
 
     def buffers(self, obj: Any) -> list[Buffer]:
@@ -118,7 +112,7 @@ class PandasAdapter(Adapter):
         )
 
 
-ONE_BLOCK = frozenset({"one_block"})  # all columns live in one 2-D block (to_numpy is a view)
+_ONE_BLOCK = frozenset({Flag.ONE_BLOCK})
 
 
 def _one_block(frame: Any) -> bool:
@@ -138,16 +132,16 @@ def _column(name: str, values: Any) -> Column:
     """Describe a Series or a column's array (ndarray or pandas ExtensionArray)."""
     numpy_backed = not isinstance(values.dtype, _pd().api.extensions.ExtensionDtype)
     # numpy floats mark missing values with NaN; Arrow export turns them into nulls.
-    flags = NAN_IS_NULL if numpy_backed and values.dtype.kind == "f" else frozenset()
+    flags = _NAN_IS_NULL if numpy_backed and values.dtype.kind == "f" else NO_FLAGS
     if hasattr(getattr(values, "array", values), "_mask"):
-        flags = MASKED
+        flags = _MASKED
     nulls = _nulls(values, numpy_backed)
     if numpy_backed and not _contiguous(values):
-        flags = flags | STRIDED
+        flags = flags | _STRIDED
     return Column(name, _dtype_name(values), int(values.nbytes), nulls, flags=flags)
 
 
-STRIDED = frozenset({"strided"})  # a numpy column that is a strided view: Arrow gathers it
+_STRIDED = frozenset({Flag.STRIDED})
 
 
 def _contiguous(values: Any) -> bool:
@@ -195,7 +189,9 @@ def _dtype_name(s: Any) -> str:
     return np_dtype_name(dtype)
 
 
-MASKED = frozenset({"masked"})  # pandas' nullable dtypes: data plus a byte-per-value mask
+_MASKED = frozenset({Flag.MASKED})  # pandas' nullable dtypes
+_INDEX = frozenset({Flag.INDEX})  # the frame's index, travelling as a column
+_NAN_IS_NULL = frozenset({Flag.NAN_IS_NULL})
 
 # What pyarrow makes of an object column, by pandas' inferred type; such columns are
 # described as "py:<type>". Mixed integers and strings have no Arrow type; other
@@ -238,12 +234,12 @@ def _export_estimate(ctx: Context) -> Estimate:
             )
         if col.dtype == "bool":
             copies.append(Copy(col.name, col.nbytes, "numpy booleans are bit-packed for Arrow"))
-        elif "masked" in col.flags and col.nulls > 0:
+        elif Flag.MASKED in col.flags and col.nulls > 0:
             reason = "pandas' mask (a byte per value) becomes an Arrow validity bitmap"
             copies.append(Copy(col.name, max(ctx.info.rows, 0), reason))
         elif col.dtype.startswith("py:"):
             copies.append(Copy(col.name, col.nbytes, "Python objects are encoded as Arrow values"))
-        elif "strided" in col.flags:
+        elif Flag.STRIDED in col.flags:
             reason = "a strided column (a view into a row-major 2-D array) is gathered"
             copies.append(Copy(col.name, col.nbytes, reason))
     out = ctx.info.but(columns=tuple(_exported(c) for c in ctx.info.columns))

@@ -13,23 +13,32 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
+from interchange_hub._core.deps import installed, require
+from interchange_hub._core.info import (
+    Column,
+    Copy,
+    DataInfo,
+    Estimate,
+    Flag,
+    Kind,
+    Loss,
+    Unroutable,
+)
 from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge
-from interchange_hub.dependencies import installed, require
 from interchange_hub.errors import ConversionError
 from interchange_hub.hookspecs import hookimpl
-from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Loss, Unroutable
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Mapping, Sequence
 
 
 # Columns of a LazyFrame: converting back to polars (with copy=True) keeps it lazy.
-_LAZY = frozenset({"lazyframe"})
+_LAZY = frozenset({Flag.LAZYFRAME})
 
 # polars Categoricals map to a process-wide string cache: each export builds new indices.
-_REBUILT = frozenset({"rebuilt_on_export"})
+_REBUILT = frozenset({Flag.REBUILT_ON_EXPORT})
 # A validity bitmap polars imported at a non-zero offset is realigned on every export.
-_BITMAP = frozenset({"bitmap_rebuilt_on_export"})
+_BITMAP = frozenset({Flag.BITMAP_REBUILT_ON_EXPORT})
 
 
 def _pl() -> Any:
@@ -38,6 +47,7 @@ def _pl() -> Any:
 
 class PolarsAdapter(Adapter):
     name = "polars"
+    aliases = ("pl",)
     module = "polars"
     extra = "polars"
     types = ("polars.DataFrame", "polars.Series", "polars.LazyFrame")
@@ -121,7 +131,7 @@ class PolarsAdapter(Adapter):
         )
 
 
-def _bitmap_flags(series: Any) -> frozenset[str]:
+def _bitmap_flags(series: Any) -> frozenset[Flag]:
     """Flag a column whose validity bitmap polars rebuilds on each export (seen by address)."""
     if series.null_count() == 0 or not installed("pyarrow"):
         return frozenset()
@@ -215,7 +225,7 @@ def _export_estimate(ctx: Context) -> Estimate:
         + tuple(
             Copy(c.name, c.nbytes, "polars builds new Arrow dictionary indices for a Categorical")
             for c in info.columns
-            if "rebuilt_on_export" in c.flags
+            if Flag.REBUILT_ON_EXPORT in c.flags
         )
         + tuple(
             Copy(
@@ -224,7 +234,7 @@ def _export_estimate(ctx: Context) -> Estimate:
                 "polars realigns a validity bitmap it imported at an offset",
             )
             for c in info.columns
-            if "bitmap_rebuilt_on_export" in c.flags
+            if Flag.BITMAP_REBUILT_ON_EXPORT in c.flags
         )
     )
     why = "polars exports its own buffers"
@@ -302,10 +312,12 @@ def _import_estimate(ctx: Context) -> Estimate:
         reason = _import_copy_reason(col.dtype)
         if reason:
             copies.append(Copy(col.name, col.nbytes, reason))
-        elif col.dtype.startswith("fixed_size_list") and ("sliced" in col.flags or col.chunks > 1):
+        elif col.dtype.startswith("fixed_size_list") and (
+            Flag.SLICED in col.flags or col.chunks > 1
+        ):
             reason = "polars cannot import a fixed-size list at an offset; it is rebuilt"
             copies.append(Copy(col.name, col.nbytes, reason))
-        elif col.nulls > 0 and "sliced" in col.flags:
+        elif col.nulls > 0 and Flag.SLICED in col.flags:
             reason = "polars rebuilds the validity bitmap of a sliced column with nulls"
             copies.append(Copy(col.name, max(info.rows, 0) // 8 + 1, reason))
         if "tz=+" in col.dtype or "tz=-" in col.dtype:
@@ -375,7 +387,7 @@ def _import(value: Any, ctx: Context) -> Any:
     if want == Kind.COLUMN:
         return frame.to_series(0)
     lazy = want == Kind.STREAM or (
-        ctx.kind is None and info.columns and "lazyframe" in info.columns[0].flags
+        ctx.kind is None and info.columns and Flag.LAZYFRAME in info.columns[0].flags
     )
     return frame.lazy() if lazy else frame
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
+from interchange_hub._core.info import Copy, DataInfo, Estimate, Kind, Unroutable
+from interchange_hub._core.protocols import is_arrow_stream
 from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge, passthrough
 from interchange_hub.hookspecs import hookimpl
-from interchange_hub.model import Copy, DataInfo, Estimate, Kind, Unroutable
-from interchange_hub.protocols import is_arrow_stream
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Mapping, Sequence
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 class PyArrowAdapter(Adapter):
     name = "pyarrow"
+    aliases = ("pa", "arrow")
     module = "pyarrow"
     extra = "pyarrow"
     types = (

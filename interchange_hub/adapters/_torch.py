@@ -13,13 +13,25 @@ from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from interchange_hub import cabi, cudadrv, devicekit
+from interchange_hub._bridge import devices
+from interchange_hub._c import cuda
+from interchange_hub._core import dtypes
+from interchange_hub._core.deps import require
+from interchange_hub._core.device import Device, DeviceType
+from interchange_hub._core.info import (
+    NO_FLAGS,
+    Column,
+    Copy,
+    DataInfo,
+    Estimate,
+    Flag,
+    Kind,
+    Unroutable,
+    move_estimate,
+)
 from interchange_hub.adapter import ARROW_DEVICE, DLPACK, Adapter, Buffer, Context, Edge
-from interchange_hub.dependencies import require
 from interchange_hub.errors import DeviceError
 from interchange_hub.hookspecs import hookimpl
-from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Unroutable
-from interchange_hub.protocols import Device, DeviceType
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Mapping, Sequence
@@ -62,6 +74,11 @@ def _has_cuda() -> bool:
 
 class TorchAdapter(Adapter):
     name = "torch"
+    aliases = ("pt",)
+    readonly_note = (
+        "the result shares read-only memory with the source; writing to it (torch "
+        "ignores the read-only flag) changes the source. Pass copy=True to avoid it"
+    )
     module = "torch"
     extra = "torch"
     types = ("torch.Tensor",)
@@ -78,11 +95,11 @@ class TorchAdapter(Adapter):
         layout = "C" if obj.is_contiguous() else "strided"
         if obj.dim() == 2 and obj.t().is_contiguous() and not obj.is_contiguous():
             layout = "F"
-        flags: frozenset[str] = frozenset()
+        flags: frozenset[Flag] = NO_FLAGS
         if obj.layout != torch.strided:
-            flags = frozenset({"sparse"})
+            flags = frozenset({Flag.SPARSE})
         elif obj.is_conj() or obj.is_neg():
-            flags = frozenset({"lazy_bit"})
+            flags = frozenset({Flag.LAZY_BIT})
         col = Column("", _dtype_name(obj.dtype), obj.numel() * obj.element_size(), 0, flags=flags)
         return DataInfo(
             Kind.TENSOR,
@@ -157,7 +174,7 @@ def _wait(handle: int, device: Device) -> None:
     if handle and device.type == DeviceType.CUDA:
         torch = _torch()
         with torch.cuda.device(device.index):  # stream 0 means the current device's
-            cudadrv.stream_wait_event(torch.cuda.current_stream().cuda_stream, handle)
+            cuda.stream_wait_event(torch.cuda.current_stream().cuda_stream, handle)
 
 
 _NO_GPU = (
@@ -174,7 +191,7 @@ def _no_cuda(info: DataInfo) -> None:
 
 def _device_array_estimate(ctx: Context) -> Estimate:
     _no_cuda(ctx.info)
-    return devicekit.estimate_column_import(ctx.info, bool(ctx.copy and not ctx.fresh))
+    return devices.estimate_column_import(ctx.info, bool(ctx.copy and not ctx.fresh))
 
 
 class _CudaColumn:
@@ -186,7 +203,7 @@ class _CudaColumn:
 
     def __init__(self, address: int, length: int, dtype: str, owner: object) -> None:
         kind = "f" if dtype.startswith("float") else "u" if dtype.startswith("uint") else "i"
-        typestr = f"<{kind}{cabi.itemsize(dtype)}"
+        typestr = f"<{kind}{dtypes.itemsize(dtype)}"
         self._owner = owner
         self.__cuda_array_interface__ = {
             "shape": (length,),
@@ -199,7 +216,7 @@ class _CudaColumn:
 
 
 def _device_array(value: Any, ctx: Context) -> Any:
-    imported, address, _ = devicekit.import_column(value)
+    imported, address, _ = devices.import_column(value)
     _wait(imported.event_handle, imported.device)  # before torch queues work on the memory
     column = _CudaColumn(address, imported.length, imported.columns[0].dtype, imported)
     tensor = _torch().as_tensor(column, device=f"cuda:{imported.device.index}")
@@ -211,7 +228,7 @@ def _move_estimate(ctx: Context) -> Estimate:
     if place is None or place == info.device or place.kind not in _DEVICES:
         raise Unroutable("the tensor is where it must be")
     _no_cuda(info)
-    return devicekit.move_estimate(info, place, f"Tensor.to('{place}')")
+    return move_estimate(info, place, f"Tensor.to('{place}')")
 
 
 def _move(value: Any, ctx: Context) -> Any:
@@ -226,11 +243,11 @@ def _move(value: Any, ctx: Context) -> Any:
 def _export_estimate(ctx: Context) -> Estimate:
     info = ctx.info
     (col,) = info.columns
-    if "sparse" in col.flags:
+    if Flag.SPARSE in col.flags:
         raise Unroutable("sparse tensors have no DLPack export; call .to_dense() first")
-    if "lazy_bit" in col.flags:
+    if Flag.LAZY_BIT in col.flags:
         reason = "torch materialises a conjugate/negative view (resolve_conj/resolve_neg)"
-        out = info.but(columns=(replace(col, flags=frozenset()),), layout="C")
+        out = info.but(columns=(replace(col, flags=NO_FLAGS),), layout="C")
         return Estimate(out, (Copy("", col.nbytes, reason),), why=reason, copies_all=True)
     return Estimate(info, why="Tensor is a DLPack producer (detached if it needs grad)")
 

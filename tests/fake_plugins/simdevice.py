@@ -17,10 +17,19 @@ from typing import Any
 import numpy as np
 
 import interchange_hub as ih
-from interchange_hub import cdlpack, devicekit, tensorkit
+from interchange_hub._bridge import devices, tensors
+from interchange_hub._c import dlpack
+from interchange_hub._core.device import Device, DeviceType
+from interchange_hub._core.info import (
+    Column,
+    Copy,
+    DataInfo,
+    Estimate,
+    Kind,
+    Unroutable,
+    move_estimate,
+)
 from interchange_hub.adapter import ARROW_DEVICE, DLPACK, Buffer, Context, Edge, passthrough
-from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Unroutable
-from interchange_hub.protocols import Device, DeviceType
 
 SIM = Device(DeviceType.EXT_DEV, 0)
 _SIM = ("ext_dev",)
@@ -65,7 +74,7 @@ class SimArray:
 
     @property
     def dtype(self) -> str:
-        return tensorkit.np_dtype_name(self._mem.dtype)
+        return tensors.np_dtype_name(self._mem.dtype)
 
     @property
     def nbytes(self) -> int:
@@ -95,7 +104,7 @@ class SimArray:
         mem = self._mem
         strides = [s // mem.itemsize for s in mem.strides]
         versioned = max_version is not None and tuple(max_version) >= (1, 0)
-        return cdlpack.make_dlpack(
+        return dlpack.make_dlpack(
             self.address, mem.shape, strides, self.dtype, self.device, self, versioned=versioned
         )
 
@@ -172,7 +181,7 @@ def _import(value: Any, ctx: Context) -> Any:
     if isinstance(value, SimArray):
         arr = value
     else:
-        got = cdlpack.read_dlpack(value.__dlpack__(max_version=(1, 0)))
+        got = dlpack.read_dlpack(value.__dlpack__(max_version=(1, 0)))
         arr = view(got.data, tuple(got.shape), got.dtype, got, got.device)
     return arr.copy() if ctx.copy and not ctx.fresh else arr
 
@@ -180,7 +189,7 @@ def _import(value: Any, ctx: Context) -> Any:
 def _out_est(ctx: Context) -> Estimate:
     if ctx.device is None or not ctx.device.is_cpu:
         raise Unroutable("the data need not leave the device")
-    return devicekit.move_estimate(ctx.info, ctx.device, "SimArray.to_host()")
+    return move_estimate(ctx.info, ctx.device, "SimArray.to_host()")
 
 
 def _out(value: Any, ctx: Context) -> Any:
@@ -191,7 +200,7 @@ def _in_est(ctx: Context) -> Estimate:
     place = ctx.device
     if place is None or place.kind != "ext_dev" or ctx.info.kind != Kind.TENSOR:
         raise Unroutable("the data need not go to the simulated device")
-    return devicekit.move_estimate(ctx.info, place, "SimArray.from_host()")
+    return move_estimate(ctx.info, place, "SimArray.from_host()")
 
 
 def _in(value: Any, ctx: Context) -> Any:
@@ -200,11 +209,11 @@ def _in(value: Any, ctx: Context) -> Any:
 
 
 def _arr_est(ctx: Context) -> Estimate:
-    return devicekit.estimate_column_import(ctx.info, bool(ctx.copy and not ctx.fresh))
+    return devices.estimate_column_import(ctx.info, bool(ctx.copy and not ctx.fresh))
 
 
 def _arr(value: Any, ctx: Context) -> Any:
-    imported, address, _ = devicekit.import_column(value)
+    imported, address, _ = devices.import_column(value)
     col = imported.columns[0]
     if imported.event_handle:
         LOG.waits.append(imported.event_handle)

@@ -15,12 +15,23 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
-from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge
-from interchange_hub.dependencies import require
+from interchange_hub.adapter import (
+    ARROW,
+    Adapter,
+    Buffer,
+    Context,
+    Copy,
+    DataInfo,
+    Edge,
+    Estimate,
+    Flag,
+    Kind,
+    Unroutable,
+    is_arrow_stream,
+    require,
+)
 from interchange_hub.errors import ConsumedSourceError
 from interchange_hub.hookspecs import hookimpl
-from interchange_hub.model import Copy, DataInfo, Estimate, Kind, Unroutable
-from interchange_hub.protocols import is_arrow_stream
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -31,7 +42,7 @@ NAME = "arro3"
 _NEEDS = ("arro3.core", "pyarrow")
 
 # Column flag: every export of this column builds a new validity bitmap (see below).
-REBUILT = "rebuilt_on_export"
+REBUILT = Flag.REBUILT_ON_EXPORT
 _REALIGNED = (
     "arro3 (arrow-rs) cannot export a validity bitmap that starts inside a byte: a slice "
     "with nulls at an offset that is not a multiple of 8 gets a new bitmap on every export"

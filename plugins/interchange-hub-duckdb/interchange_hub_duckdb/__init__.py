@@ -21,11 +21,22 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
-from interchange_hub.adapter import ARROW, Adapter, Context, Edge
-from interchange_hub.dependencies import require
-from interchange_hub.errors import report_losses
+from interchange_hub.adapter import (
+    ARROW,
+    Adapter,
+    Column,
+    Context,
+    Copy,
+    DataInfo,
+    Edge,
+    Estimate,
+    Kind,
+    Loss,
+    Unroutable,
+    report_losses,
+    require,
+)
 from interchange_hub.hookspecs import hookimpl
-from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Loss, Unroutable
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -83,7 +94,9 @@ _EXPORT_LOSSES = {
     "BIGNUM": ("opaque binary extension", "numbers are exported in duckdb's internal encoding"),
     "VARINT": ("opaque binary extension", "numbers are exported in duckdb's internal encoding"),
 }
-_DUCKDB_TYPE = "duckdb_type="  # Column flag: the duckdb type of a column whose export loses
+# A flag of this plugin's own (a plugin's flags start with its name and a colon): the
+# duckdb type of a column whose export loses information.
+_DUCKDB_TYPE = "duckdb:type="
 
 # Arrow types duckdb cannot read at all, wherever they appear (nested too).
 _UNREADABLE = {

@@ -22,8 +22,7 @@ import polars as pl
 import pyarrow as pa
 import pytest
 import torch
-from interchange_hub.adapter import Context
-from interchange_hub.model import Column, DataInfo, Kind, Unroutable
+from interchange_hub.adapter import Column, Context, DataInfo, Kind, Unroutable
 
 import interchange_hub_duckdb
 

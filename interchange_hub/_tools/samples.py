@@ -8,16 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from interchange_hub.dependencies import require
-from interchange_hub.model import Kind
+from interchange_hub._core.deps import require
+from interchange_hub._core.info import Kind
 
-LIBRARIES = ("pyarrow", "nanoarrow", "polars", "pandas", "numpy", "torch")
+#: The libraries whose samples are built with their own API (on the CPU).
+OWN_API = ("pyarrow", "nanoarrow", "polars", "pandas", "numpy", "torch")
 
 
 def sample(library: str, kind: Kind, rows: int = 1000, seed: int = 0) -> Any:
     """A table (2-D tensor for numpy/torch) of two float64 columns, or a 1-D int64 column.
 
-    :param library: one of :data:`LIBRARIES`.
+    :param library: one of :data:`OWN_API`.
     :param kind: ``Kind.TABLE`` or ``Kind.COLUMN``.
     """
     np = require("numpy", "to build samples")
@@ -61,4 +62,4 @@ def _tensor(library: str, array: Any) -> Any:
         return array
     if library == "torch":
         return require("torch").from_numpy(array)
-    raise ValueError(f"no sample for library {library!r}; choose from {', '.join(LIBRARIES)}")
+    raise ValueError(f"no sample for library {library!r}; choose from {', '.join(OWN_API)}")

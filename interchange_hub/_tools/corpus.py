@@ -9,7 +9,7 @@ from __future__ import annotations
 import decimal
 from typing import Any
 
-from interchange_hub.dependencies import require
+from interchange_hub._core.deps import require
 
 VARIANTS = ("nulls", "no nulls", "empty", "sliced", "chunked")
 

@@ -7,11 +7,36 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from interchange_hub.protocols import CPU, Device
+from interchange_hub._core.device import CPU, Device
+from interchange_hub.errors import LossyConversionError, LossyConversionWarning, warn
 
-INDEX = frozenset({"index"})  # Column.flags of a pandas index travelling as a column
-NAN_IS_NULL = frozenset({"nan_is_null"})  # float nulls whose values are NaN already
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+
+class Flag(enum.StrEnum):
+    """A fact about one column that a step may need (the members of ``Column.flags``).
+
+    A ``StrEnum``: members compare and hash like their values, and a misspelt member is an
+    ``AttributeError`` (or a mypy error) instead of a flag no step ever looks at.
+    """
+
+    INDEX = "index"  # an index (row labels) travelling along as a column
+    NAN_IS_NULL = "nan_is_null"  # float nulls whose values are NaN already
+    SLICED = "sliced"  # a chunk starts at a non-zero offset into its buffers
+    STRIDED = "strided"  # a numpy column that is a strided view: Arrow gathers it
+    MASKED = "masked"  # data plus a byte-per-value mask (pandas' nullable dtypes)
+    ONE_BLOCK = "one_block"  # all columns live in one 2-D block (to_numpy is a view)
+    LAZYFRAME = "lazyframe"  # the source is a lazy query, collected when converted
+    REBUILT_ON_EXPORT = "rebuilt_on_export"  # the library builds new buffers to export it
+    BITMAP_REBUILT_ON_EXPORT = "bitmap_rebuilt_on_export"  # ... only its validity bitmap
+    SPARSE = "sparse"  # a sparse tensor (no dense buffer to share)
+    LAZY_BIT = "lazy_bit"  # a tensor with a pending conjugate or negative bit
+
+
+NO_FLAGS: frozenset[Flag] = frozenset()  # a shared empty set, for the hot paths
 
 
 class Kind(enum.StrEnum):
@@ -36,8 +61,8 @@ class Column:
     nbytes: int = -1
     nulls: int = -1
     chunks: int = 1
-    # Adapter facts a step may need: "index" (a pandas index travelling as a column),
-    # "nan_is_null" (float nulls that were NaN in the source), "rebuilt_on_export".
+    # Facts a step may need: members of Flag, the shared vocabulary. A plugin may add
+    # flags of its own, as strings that start with its name and a colon ("duckdb:...").
     flags: frozenset[str] = frozenset()
 
 
@@ -63,8 +88,8 @@ class DataInfo:
 
     @property
     def data_columns(self) -> tuple[Column, ...]:
-        """The columns that hold data (a pandas index travelling along is left out)."""
-        return tuple(c for c in self.columns if "index" not in c.flags)
+        """The columns that hold data (an index column travelling along is left out)."""
+        return tuple(c for c in self.columns if Flag.INDEX not in c.flags)
 
     @property
     def signature(self) -> tuple[object, ...]:
@@ -123,21 +148,26 @@ class Unroutable(Exception):
     """Raised by an edge's estimate when it cannot carry this data (internal to planning)."""
 
 
-def is_integer(dtype: str) -> bool:
-    return dtype.startswith(("int", "uint"))
+def report_losses(losses: Sequence[Loss], target: str, strict: bool) -> None:
+    """Warn about each loss, or raise :class:`LossyConversionError` for all if ``strict``."""
+    if not losses:
+        return
+    if strict:
+        raise LossyConversionError(
+            "strict=True, but this conversion would lose information: "
+            + "; ".join(loss.message() for loss in losses)
+            + ". Convert those columns first, or pass strict=False to accept it with a warning"
+        )
+    for loss in losses:
+        warn(f"lossy conversion to {target}: {loss.message()}", LossyConversionWarning)
 
 
-def is_float(dtype: str) -> bool:
-    return dtype in ("float16", "float32", "float64")
-
-
-def is_numeric(dtype: str) -> bool:
-    return is_integer(dtype) or is_float(dtype)
-
-
-def is_string(dtype: str) -> bool:
-    return dtype in ("string", "large_string", "string_view")
-
-
-def is_temporal(dtype: str) -> bool:
-    return dtype.startswith(("timestamp", "date", "time", "duration"))
+def move_estimate(info: DataInfo, place: Device, how: str) -> Estimate:
+    """The estimate of a step that copies the data to another device with ``how``: every
+    byte is copied (so ``copy=True`` is satisfied), and the plan shows a device move.
+    Contiguous layouts are kept; anything else arrives C-contiguous."""
+    reason = f"{how} copies {info.device} memory to {place}"
+    layout = info.layout if info.layout in ("C", "F") else "C"
+    out = info.but(device=place, layout=layout, readonly=False)
+    copies = (Copy("", info.nbytes, reason),)
+    return Estimate(out, copies, why=reason, copies_all=True, moves_device=True)

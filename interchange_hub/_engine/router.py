@@ -3,8 +3,9 @@
 The graph's nodes are library names and the protocol nodes ``"arrow"`` and
 ``"dlpack"``; the device is part of the data, so a device move is an edge like any
 other. A route's cost is, in order: information lost, bytes copied (device moves
-weigh four times), columns copied, steps. Routes are cached per source type, data
-signature and request; estimates are recomputed for every call (they are cheap).
+weigh four times), columns copied, steps. Routes are kept in the hub's route cache per
+source type, data signature and request; estimates are recomputed for every call (they
+are cheap).
 """
 
 from __future__ import annotations
@@ -15,27 +16,31 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from interchange_hub._core.info import DataInfo, Kind, Unroutable, label, report_losses
+from interchange_hub._engine.plans import Plan, Request, Step, format_bytes, run_steps, runs_of
 from interchange_hub.errors import (
     ConsumedSourceError,
-    ConversionError,
     CopyRequiredError,
-    InterchangeError,
     NoRouteError,
-    report_losses,
 )
-from interchange_hub.model import DataInfo, Kind, Unroutable, label
-from interchange_hub.plans import Plan, Request, Step, format_bytes
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
-    from interchange_hub.adapter import Adapter, Context, Edge
+    from interchange_hub._engine.cache import RouteCache
+    from interchange_hub._engine.registry import Registry
+    from interchange_hub.adapter import Adapter, Edge
 
 
 MAX_STEPS = 6
 
-
-MAX_CACHED_ROUTES = 4096  # beyond this many (type, signature, request) keys, start over
+# What a plan notes when the result views read-only memory of the source and the target
+# adapter has no note of its own (Adapter.readonly_note).
+READONLY_NOTE = (
+    "the result views read-only memory it shares with the source: writing to it raises "
+    "ValueError ('assignment destination is read-only'). Pass copy=True for writable, "
+    "independent memory"
+)
 
 
 @dataclass(slots=True)
@@ -47,24 +52,24 @@ class _Route:
 class Router:
     """Plans and executes conversions over the edges of a registry."""
 
-    def __init__(self, edges: Callable[[], Sequence[Edge]]) -> None:
-        self._edges = edges
+    def __init__(self, registry: Registry, cache: RouteCache) -> None:
+        self._registry = registry
+        self._cache = cache
         self._by_source: dict[str, list[Edge]] | None = None
-        self._cache: dict[tuple[object, ...], tuple[Edge, ...]] = {}
         self._consumed: weakref.WeakSet[Any] = weakref.WeakSet()
         self._lock = threading.Lock()
 
     def invalidate(self) -> None:
-        """Forget the edge index and cached routes (after registering adapters)."""
+        """Forget the edge index and the cached routes (after registering adapters)."""
         with self._lock:
             self._by_source = None
-            self._cache.clear()
+        self._cache.clear()
 
     def _index(self) -> dict[str, list[Edge]]:
         index = self._by_source
         if index is None:
             built: dict[str, list[Edge]] = defaultdict(list)
-            for edge in self._edges():
+            for edge in self._registry.edges():
                 built[edge.source].append(edge)
             index = self._by_source = dict(built)
         return index
@@ -83,16 +88,13 @@ class Router:
             )
             return Plan(names[0], names[1], info, (), (note,), deferred=True, request=request)
         key = (type(obj), info.signature, request)
-        cached = self._cache.get(key)
+        cached = self._cache.route(key)
         if cached is not None:
             steps = self._replay(cached, info, request)
             if steps is not None:
                 return self._finish(names, info, steps, request, source.is_one_shot(obj))
         route = self._search(start, info, request)
-        with self._lock:
-            if len(self._cache) >= MAX_CACHED_ROUTES:
-                self._cache.clear()
-            self._cache[key] = tuple(s.edge for s in route.steps)
+        self._cache.remember_route(key, tuple(s.edge for s in route.steps))
         return self._finish(names, info, route.steps, request, source.is_one_shot(obj))
 
     def _is_identity(self, obj: object, start: str, info: DataInfo, req: Request) -> bool:
@@ -202,7 +204,8 @@ class Router:
         if one_shot:
             notes.append("the source is a one-shot stream: converting it consumes it")
         if _aliases_readonly(steps):
-            notes.append(_READONLY_NOTES.get(req.target, _READONLY_NOTES[""]))
+            target = self._registry.get(req.target)
+            notes.append((target.readonly_note if target else "") or READONLY_NOTE)
         plan = Plan(names[0], names[1], info, tuple(steps), tuple(notes), request=req)
         if req.strict:
             report_losses(plan.losses, plan.target, strict=True)
@@ -228,41 +231,6 @@ class Router:
                 self._consumed.add(obj)
             except TypeError:  # not weak-referenceable: cannot be tracked
                 pass
-
-
-Runs = tuple[tuple["Edge", "Context"], ...]
-
-
-def runs_of(plan: Plan, request: Request) -> Runs:
-    """The edges of a plan with the context each step runs in."""
-    return tuple((s.edge, request.context(s.before, s.fresh)) for s in plan.steps)
-
-
-def run_steps(obj: object, runs: Runs) -> Any:
-    """Run the steps in order; a library's exception becomes a ConversionError."""
-    value: Any = obj
-    for number, (edge, ctx) in enumerate(runs, 1):
-        try:
-            value = edge.run(value, ctx)
-        except InterchangeError:
-            raise
-        except (KeyboardInterrupt, SystemExit, GeneratorExit):
-            raise
-        except BaseException as exc:
-            raise ConversionError(
-                f"step {number} ({edge.source} -> {edge.target} via {edge.protocol}, adapter "
-                f"{edge.adapter}) failed: {type(exc).__name__}: {exc}"
-            ) from exc
-    return value
-
-
-_READONLY_NOTES = {
-    "torch": "the result shares read-only memory with the source; writing to it (torch "
-    "ignores the read-only flag) changes the source. Pass copy=True to avoid it",
-    "": "the result views read-only memory it shares with the source: writing to it raises "
-    "ValueError ('assignment destination is read-only'). Pass copy=True for writable, "
-    "independent memory",
-}
 
 
 def _aliases_readonly(steps: Sequence[Step]) -> bool:

@@ -8,10 +8,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from interchange_hub.dependencies import installed
+from interchange_hub._core.deps import installed
+from interchange_hub._core.info import Kind
+from interchange_hub._tools.samples import OWN_API, sample
 from interchange_hub.errors import InterchangeError, LossyConversionWarning
-from interchange_hub.model import Kind
-from interchange_hub.samples import LIBRARIES, sample
+from interchange_hub.plugins import BUILTIN
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -62,16 +63,25 @@ class Cell:
 Progress = Callable[[int, int, str], None]
 
 
+def builtin_libraries(hub: Hub) -> list[str]:
+    """The adapters of ``hub``'s built-in plugins that hold data on the CPU, in the order
+    of ``DEFAULT_PLUGINS``, installed or not."""
+    names = [n for info in hub.plugins() if info.source == BUILTIN for n in info.adapters]
+    adapters = {a.name: a for a in hub.adapters()}
+    return [n for n in names if "cpu" in adapters[n].devices]
+
+
 def libraries(hub: Hub) -> list[str]:
-    """The installed libraries of ``hub``: built-ins first, then plugins' in name order."""
-    names = [a.name for a in hub.adapters() if installed(a.module)]
-    return [n for n in LIBRARIES if n in names] + sorted(n for n in names if n not in LIBRARIES)
+    """The installed CPU libraries of ``hub``: built-ins first, then plugins' in name order."""
+    builtin = builtin_libraries(hub)
+    names = [a.name for a in hub.adapters() if installed(a.module) and "cpu" in a.devices]
+    return [n for n in builtin if n in names] + sorted(n for n in names if n not in builtin)
 
 
 def make_sample(hub: Hub, library: str, kind: Kind, rows: int) -> Any:
     """A sample of ``kind`` in ``library``: built with its own API for built-ins, through
     the hub from pyarrow for plugin libraries."""
-    if library in LIBRARIES:
+    if library in OWN_API:
         return sample(library, kind, rows)
     import warnings
 

@@ -3,7 +3,7 @@
 ``make_dlpack`` and :class:`DLPackProducer` hand out ``dltensor_versioned`` (or legacy
 ``dltensor``) capsules whose deleter keeps the memory's owner alive until the consumer
 is done; :func:`read_dlpack` consumes a capsule into a :class:`DLPackView`, which calls
-the producer's deleter on ``close()`` or when collected. See ``cabi`` for the limits of
+the producer's deleter on ``close()`` or when collected. See ``_c.capsule`` for the limits of
 ctypes callbacks.
 """
 
@@ -23,52 +23,35 @@ from ctypes import (
 )
 from typing import TYPE_CHECKING, Any, Final, Self
 
-from interchange_hub.cabi import (
+from interchange_hub._c.capsule import (
     DESTRUCTOR as _DESTRUCTOR,
-)
-from interchange_hub.cabi import DLPACK_DTYPES as _DLPACK_DTYPES
-from interchange_hub.cabi import DLPACK_NAMES as _DLPACK_NAMES
-from interchange_hub.cabi import (
+    DLTENSOR,
+    DLTENSOR_VERSIONED,
     LIVE as _LIVE,
-)
-from interchange_hub.cabi import (
     RELEASE as _RELEASE,
-)
-from interchange_hub.cabi import (
     allocate as _allocate,
-)
-from interchange_hub.cabi import (
     capsule_set_name as _capsule_set_name,
-)
-from interchange_hub.cabi import (
     free as _free,
-)
-from interchange_hub.cabi import (
     hold as _hold,
-)
-from interchange_hub.cabi import (
     immortal as _immortal,
-)
-from interchange_hub.cabi import (
     name_of as _name_of,
-)
-from interchange_hub.cabi import (
     new_capsule as _capsule,
-)
-from interchange_hub.cabi import (
     pointer_of as _address,
-)
-from interchange_hub.cabi import (
     raw_capsule_is_valid as _raw_capsule_is_valid,
-)
-from interchange_hub.cabi import (
     raw_capsule_pointer as _raw_capsule_pointer,
 )
+from interchange_hub._core.device import Device, DeviceType
+from interchange_hub._core.dtypes import (
+    DLPACK_DTYPES as _DLPACK_DTYPES,
+    DLPACK_NAMES as _DLPACK_NAMES,
+)
 from interchange_hub.errors import ProtocolError
-from interchange_hub.protocols import DLTENSOR, DLTENSOR_VERSIONED, Device, DeviceType
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+
+# The highest DLPack version the hub asks producers for.
+DLPACK_MAX_VERSION = (1, 3)
 
 # --- structs ---------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Arrow device arrays and tensors: what the router and the exports need from ``cdevice``.
+"""Arrow device arrays and tensors: what the router and the exports need from ``_c.arrow_device``.
 
 A device array's buffers stay where they are: importing one gives the hub addresses on
 its device, and exporting a tensor gives a consumer the tensor's own memory, with a
@@ -11,11 +11,13 @@ import ctypes
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
-from interchange_hub import cabi, cdevice, cdlpack
-from interchange_hub.dependencies import installed
+from interchange_hub._c import arrow_device, dlpack
+from interchange_hub._c.dlpack import DLPACK_MAX_VERSION
+from interchange_hub._core import dtypes
+from interchange_hub._core.deps import installed
+from interchange_hub._core.device import Device
+from interchange_hub._core.info import Column, Copy, DataInfo, Estimate, Kind, Unroutable
 from interchange_hub.errors import ConversionError, NoRouteError
-from interchange_hub.model import Column, Copy, DataInfo, Estimate, Kind, Unroutable
-from interchange_hub.protocols import DLPACK_MAX_VERSION, Device
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -23,24 +25,13 @@ if TYPE_CHECKING:
     from interchange_hub.adapter import Adapter, Buffer
 
 
-def move_estimate(info: DataInfo, place: Device, how: str) -> Estimate:
-    """The estimate of a step that copies the data to another device with ``how``: every
-    byte is copied (so ``copy=True`` is satisfied), and the plan shows a device move.
-    Contiguous layouts are kept; anything else arrives C-contiguous."""
-    reason = f"{how} copies {info.device} memory to {place}"
-    layout = info.layout if info.layout in ("C", "F") else "C"
-    out = info.but(device=place, layout=layout, readonly=False)
-    copies = (Copy("", info.nbytes, reason),)
-    return Estimate(out, copies, why=reason, copies_all=True, moves_device=True)
-
-
-def describe_imported(imported: cdevice.DeviceArrowArray) -> DataInfo:
+def describe_imported(imported: arrow_device.DeviceArrowArray) -> DataInfo:
     """The hub's description of an imported device array (a column, or a table)."""
     columns = tuple(
         Column(
             c.name,
             c.dtype or f"arrow format {c.format!r}",
-            c.length * cabi.itemsize(c.dtype) if c.dtype else -1,
+            c.length * dtypes.itemsize(c.dtype) if c.dtype else -1,
             c.null_count,
         )
         for c in imported.columns
@@ -51,7 +42,7 @@ def describe_imported(imported: cdevice.DeviceArrowArray) -> DataInfo:
 
 def describe_producer(obj: Any) -> DataInfo:
     """Describe an ``__arrow_c_device_array__`` producer from one export (released at once)."""
-    imported = cdevice.import_device_array(*obj.__arrow_c_device_array__())
+    imported = arrow_device.import_device_array(*obj.__arrow_c_device_array__())
     try:
         return describe_imported(imported)
     finally:
@@ -62,11 +53,11 @@ def producer_buffers(obj: Any) -> list[Buffer]:
     """The data buffers of a device array producer, on its device (kept alive while held)."""
     from interchange_hub.adapter import Buffer
 
-    imported = cdevice.import_device_array(*obj.__arrow_c_device_array__())
+    imported = arrow_device.import_device_array(*obj.__arrow_c_device_array__())
     found = []
     for col in imported.columns:
         if col.dtype and col.length:
-            size = cabi.itemsize(col.dtype)
+            size = dtypes.itemsize(col.dtype)
             start = col.data + col.offset * size
             found.append(Buffer(start, col.length * size, str(imported.device), imported))
     return found
@@ -79,7 +70,7 @@ def estimate_column_import(info: DataInfo, copy: bool = False) -> Estimate:
             "a device table becomes a tensor only with a copy; convert one column at a time"
         )
     (col,) = info.columns
-    if col.dtype not in cdevice.ARROW_FORMATS:
+    if col.dtype not in dtypes.ARROW_FORMATS:
         raise Unroutable(f"{col.dtype} has no tensor form (fixed-width numbers only)")
     if col.nulls < 0:
         raise Unroutable("the device column's null count is unknown; a tensor holds no nulls")
@@ -95,10 +86,10 @@ def estimate_column_import(info: DataInfo, copy: bool = False) -> Estimate:
     return Estimate(out, why="views the device array's data buffer, after its sync_event")
 
 
-def import_column(value: Any) -> tuple[cdevice.DeviceArrowArray, int, int]:
+def import_column(value: Any) -> tuple[arrow_device.DeviceArrowArray, int, int]:
     """Import a device column: (the array, which owns the producer's struct, data address,
     bytes). The caller keeps the array alive as long as the memory is used."""
-    imported = cdevice.import_device_array(*value.__arrow_c_device_array__())
+    imported = arrow_device.import_device_array(*value.__arrow_c_device_array__())
     col = imported.columns[0]
     if imported.table or not col.dtype or col.null_count:
         imported.close()
@@ -106,7 +97,7 @@ def import_column(value: Any) -> tuple[cdevice.DeviceArrowArray, int, int]:
             f"the device array changed between planning and conversion (now {col.format!r} "
             f"with {col.null_count} nulls); produce the same data each time it is asked"
         )
-    size = cabi.itemsize(col.dtype)
+    size = dtypes.itemsize(col.dtype)
     return imported, col.data + col.offset * size, col.length * size
 
 
@@ -124,7 +115,7 @@ def tensor_to_device_array(value: Any, owner: Adapter | None) -> tuple[object, o
             "convert it to cupy or torch first (zero-copy), and export that"
         )
     with owner.on_device(device) if owner is not None else nullcontext():
-        view = cdlpack.read_dlpack(_dlpack_capsule(value, device))
+        view = dlpack.read_dlpack(_dlpack_capsule(value, device))
         event, keep_event = owner.record_event(value) if owner is not None else (0, None)
     columns, table = _columns(view)
     return export_columns(
@@ -144,7 +135,7 @@ class _Holder:
 
 
 def export_columns(
-    columns: Sequence[cdevice.ColumnData],
+    columns: Sequence[arrow_device.ColumnData],
     *,
     table: bool,
     device: Device,
@@ -157,10 +148,10 @@ def export_columns(
     never read) and the hub writes only the device fields: the release callbacks are then
     C code, which stays correct when a consumer drops the capsule on its error path (a
     ctypes callback run while an exception is pending replaces it with a SystemError).
-    Without pyarrow, :func:`cdevice.export_device_array` builds them in ctypes.
+    Without pyarrow, :func:`arrow_device.export_device_array` builds them in ctypes.
     """
     if not installed("pyarrow") or not columns:
-        return cdevice.export_device_array(
+        return arrow_device.export_device_array(
             columns, table=table, device=device, event_handle=event_handle, keep=keep
         )
     from interchange_hub import arrowkit
@@ -171,17 +162,17 @@ def export_columns(
     data = pa.RecordBatch.from_arrays(arrays, [c.name for c in columns]) if table else arrays[0]
     pair = data.__arrow_c_device_array__()
     event = ctypes.addressof(holder.event) if event_handle else 0
-    cdevice.set_device(pair[1], device, event)
+    arrow_device.set_device(pair[1], device, event)
     return pair  # type: ignore[no-any-return]
 
 
-def _pyarrow_column(pa: Any, column: cdevice.ColumnData, holder: _Holder) -> Any:
+def _pyarrow_column(pa: Any, column: arrow_device.ColumnData, holder: _Holder) -> Any:
     if column.null_count < 0:
         raise ConversionError(
             f"column {column.name!r}: its null count is unknown, and counting it would read "
             "device memory from the host; export it without an offset"
         )
-    size = cabi.itemsize(column.dtype)
+    size = dtypes.itemsize(column.dtype)
     end = column.offset + column.length
     data = pa.foreign_buffer(column.data, end * size, base=holder)
     validity = None
@@ -210,21 +201,21 @@ def _dlpack_capsule(value: Any, device: Device) -> object:
     return value.__dlpack__(**attempts[-1])
 
 
-def _columns(view: cdlpack.DLPackView) -> tuple[list[cdevice.ColumnData], bool]:
-    if view.dtype not in cdevice.ARROW_FORMATS:
+def _columns(view: dlpack.DLPackView) -> tuple[list[arrow_device.ColumnData], bool]:
+    if view.dtype not in dtypes.ARROW_FORMATS:
         raise NoRouteError(
             f"a {view.dtype} tensor has no Arrow device form (Arrow booleans are bit-packed, "
             "and Arrow has no bfloat16); cast it to a numeric dtype first"
         )
-    fmt = cdevice.ARROW_FORMATS[view.dtype]
-    size = cabi.itemsize(view.dtype)
+    fmt = dtypes.ARROW_FORMATS[view.dtype]
+    size = dtypes.itemsize(view.dtype)
     shape, strides = tuple(view.shape), tuple(view.strides)
     if len(shape) == 1 and (strides[0] == 1 or shape[0] <= 1):
-        return [cdevice.ColumnData("", view.dtype, fmt, shape[0], data=view.data)], False
+        return [arrow_device.ColumnData("", view.dtype, fmt, shape[0], data=view.data)], False
     if len(shape) == 2 and (strides[0] == 1 or shape[0] <= 1):
         rows = shape[0]
         columns = [
-            cdevice.ColumnData(
+            arrow_device.ColumnData(
                 f"column_{i}", view.dtype, fmt, rows, data=view.data + i * strides[1] * size
             )
             for i in range(shape[1])
@@ -250,7 +241,7 @@ class DeviceChunk:
 
     __slots__ = ("_imported",)
 
-    def __init__(self, imported: cdevice.DeviceArrowArray) -> None:
+    def __init__(self, imported: arrow_device.DeviceArrowArray) -> None:
         self._imported = imported
 
     def __arrow_c_device_array__(
@@ -266,7 +257,7 @@ class DeviceChunk:
 def read_stream(obj: Any) -> Any:
     """Read an ``__arrow_c_device_stream__`` producer once: one chunk stays on its device
     (a :class:`DeviceChunk`); CPU chunks become a pyarrow Table or ChunkedArray."""
-    arrays = cdevice.import_device_stream(obj.__arrow_c_device_stream__())[0]
+    arrays = arrow_device.import_device_stream(obj.__arrow_c_device_stream__())[0]
     if len(arrays) == 1 and not arrays[0].unsupported:
         return DeviceChunk(arrays[0])
     where = {str(a.device) for a in arrays}

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from interchange_hub._core.info import Kind, label
 from interchange_hub.adapter import Context
-from interchange_hub.model import Kind, label
+from interchange_hub.errors import ConversionError, InterchangeError
 
 if TYPE_CHECKING:
+    from interchange_hub._core.device import Device
+    from interchange_hub._core.info import Copy, DataInfo, Estimate, Loss
     from interchange_hub.adapter import Edge
-    from interchange_hub.model import Copy, DataInfo, Estimate, Loss
-    from interchange_hub.protocols import Device
 
 
 def format_bytes(n: int) -> str:
@@ -190,3 +191,29 @@ class Plan:
         title = html.escape(f"{self.source} -> {self.target}")
         verdict = "zero-copy" if self.zero_copy else f"copies {format_bytes(self.copied_bytes)}"
         return f"<div><b>Plan {title}</b>: {verdict}<table><tr>{head}</tr>{''.join(rows)}</table></div>"
+
+
+Runs = tuple[tuple["Edge", "Context"], ...]
+
+
+def runs_of(plan: Plan, request: Request) -> Runs:
+    """The edges of a plan with the context each step runs in."""
+    return tuple((s.edge, request.context(s.before, s.fresh)) for s in plan.steps)
+
+
+def run_steps(obj: object, runs: Runs) -> Any:
+    """Run the steps in order; a library's exception becomes a ConversionError."""
+    value: Any = obj
+    for number, (edge, ctx) in enumerate(runs, 1):
+        try:
+            value = edge.run(value, ctx)
+        except InterchangeError:
+            raise
+        except (KeyboardInterrupt, SystemExit, GeneratorExit):
+            raise
+        except BaseException as exc:
+            raise ConversionError(
+                f"step {number} ({edge.source} -> {edge.target} via {edge.protocol}, adapter "
+                f"{edge.adapter}) failed: {type(exc).__name__}: {exc}"
+            ) from exc
+    return value

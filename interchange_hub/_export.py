@@ -10,31 +10,29 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from interchange_hub import arrowkit, cdevice, devicekit
+from interchange_hub import arrowkit
+from interchange_hub._bridge import devices
+from interchange_hub._c import arrow_device
+from interchange_hub._c.dlpack import DLPACK_MAX_VERSION
+from interchange_hub._core.device import CPU
+from interchange_hub._core.info import Kind
+from interchange_hub._core.protocols import has_dunder, is_arrow_array, is_arrow_stream
 from interchange_hub.adapter import ARROW, ARROW_DEVICE, DLPACK
+from interchange_hub.arrowkit import ArrowStreamProducer
 from interchange_hub.errors import ConversionError, InterchangeError, NoRouteError
-from interchange_hub.model import Kind
-from interchange_hub.protocols import (
-    CPU,
-    DLPACK_MAX_VERSION,
-    ArrowStreamProducer,
-    has_dunder,
-    is_arrow_array,
-    is_arrow_stream,
-)
 
 if TYPE_CHECKING:
-    from interchange_hub.hub import Hub
-    from interchange_hub.plans import Plan
+    from interchange_hub._engine.planner import Planner
+    from interchange_hub._engine.plans import Plan
 
 
 class Exported:
     """Base of the objects :func:`interchange_hub.export` returns."""
 
-    __slots__ = ("_hub", "_obj", "_plans")
+    __slots__ = ("_obj", "_planner", "_plans")
 
-    def __init__(self, hub: Hub, obj: object, plans: dict[str, Plan]) -> None:
-        self._hub = hub
+    def __init__(self, planner: Planner, obj: object, plans: dict[str, Plan]) -> None:
+        self._planner = planner
         self._obj = obj
         self._plans = plans
 
@@ -53,7 +51,7 @@ class Exported:
         return self._plans[protocol]
 
     def _value(self, node: str) -> Any:
-        return self._hub.run(self._obj, self._plans[node])
+        return self._planner.run(self._obj, self._plans[node])
 
     def __repr__(self) -> str:
         return f"<Exported {type(self._obj).__name__} via {', '.join(self._plans)}>"
@@ -116,7 +114,7 @@ def _arrow_c_array(self: Exported, requested_schema: object | None = None) -> ob
 
 
 def _arrow_c_schema(self: Exported) -> object:
-    if self._hub.is_one_shot(self._obj):
+    if self._planner.is_one_shot(self._obj):
         schema = getattr(self._obj, "schema", None)  # a reader knows it without being read
         if schema is not None and has_dunder(schema, "__arrow_c_schema__"):
             return schema.__arrow_c_schema__()
@@ -130,7 +128,7 @@ def _arrow_c_schema(self: Exported) -> object:
 def _arrow_c_device_array(
     self: Exported, requested_schema: object | None = None, **kwargs: object
 ) -> object:
-    devicekit.check_kwargs(kwargs)
+    devices.check_kwargs(kwargs)
     if ARROW not in self._plans:  # device memory: the tensor's own buffers, not a copy
         return _tensor_device_array(self)
     pa = arrowkit.pa_module()
@@ -144,17 +142,17 @@ def _arrow_c_device_array(
 
 def _tensor_device_array(self: Exported) -> tuple[object, object]:
     value = self._value(DLPACK)
-    return devicekit.tensor_to_device_array(value, self._hub.registry.owner(value))
+    return devices.tensor_to_device_array(value, self._planner.registry.owner(value))
 
 
 def _arrow_c_device_stream(
     self: Exported, requested_schema: object | None = None, **kwargs: object
 ) -> object:
-    devicekit.check_kwargs(kwargs)
+    devices.check_kwargs(kwargs)
     if ARROW not in self._plans:
         device = self._plans[DLPACK].result.device
         pair = _tensor_device_array(self)
-        return cdevice.export_device_stream(pair[0], iter([pair]), device)
+        return arrow_device.export_device_stream(pair[0], iter([pair]), device)
     data = _materialise(self, self._value(ARROW))
     if requested_schema is not None:
         data = _cast_to(data, requested_schema)
@@ -164,7 +162,7 @@ def _arrow_c_device_stream(
     else:
         schema, parts = data.schema, data.to_batches()
     pairs = (part.__arrow_c_device_array__() for part in parts)
-    return cdevice.export_device_stream(schema, pairs, CPU)
+    return arrow_device.export_device_stream(schema, pairs, CPU)
 
 
 def _dlpack(
@@ -210,12 +208,12 @@ def _export_class(protocols: frozenset[str]) -> type[Exported]:
     return type(name, (Exported,), namespace)
 
 
-def make_export(hub: Hub, obj: object) -> Exported:
+def make_export(planner: Planner, obj: object) -> Exported:
     plans: dict[str, Plan] = {}
     reasons = []
     for node in (ARROW, DLPACK):
         try:
-            plans[node] = hub.plan_to_node(obj, node)
+            plans[node] = planner.plan_to_node(obj, node)
         except InterchangeError as exc:
             if not isinstance(exc, NoRouteError):
                 raise
@@ -229,4 +227,4 @@ def make_export(hub: Hub, obj: object) -> Exported:
         raise NoRouteError(
             f"{type(obj).__name__} reaches no interchange protocol: " + "; ".join(reasons)
         )
-    return _export_class(frozenset(protocols))(hub, obj, plans)
+    return _export_class(frozenset(protocols))(planner, obj, plans)

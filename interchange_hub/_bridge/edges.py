@@ -12,21 +12,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from interchange_hub import arrowkit, tensorkit
+from interchange_hub import arrowkit
+from interchange_hub._bridge import tensors
+from interchange_hub._core.info import Copy, Estimate, Kind, Unroutable
 from interchange_hub.adapter import ARROW, ARROW_DEVICE, DLPACK, Context, Edge
 from interchange_hub.hookspecs import hookimpl
-from interchange_hub.model import Copy, Estimate, Kind, Unroutable
 
 BRIDGE = "bridge"
 _NEEDS = ("pyarrow", "numpy")
 
 
 def _to_dlpack_estimate(ctx: Context) -> Estimate:
-    return tensorkit.estimate_arrow_to_tensor(ctx, dlpack_only=True)
+    return tensors.estimate_arrow_to_tensor(ctx, dlpack_only=True)
 
 
 def _to_dlpack(value: Any, ctx: Context) -> Any:
-    return tensorkit.arrow_to_tensor(value, ctx, dlpack_only=True)
+    return tensors.arrow_to_tensor(value, ctx, dlpack_only=True)
 
 
 def _from_dlpack_estimate(ctx: Context) -> Estimate:
@@ -34,13 +35,13 @@ def _from_dlpack_estimate(ctx: Context) -> Estimate:
     if info.kind != Kind.TENSOR:
         raise Unroutable("only tensors come out of DLPack")
 
-    return tensorkit.estimate_from_tensor(info)
+    return tensors.estimate_from_tensor(info)
 
 
 def _from_dlpack(value: Any, ctx: Context) -> Any:
-    np = tensorkit.np_module()
+    np = tensors.np_module()
     arr = value if isinstance(value, np.ndarray) else np.from_dlpack(value)
-    return tensorkit.ndarray_to_arrow(arr)
+    return tensors.ndarray_to_arrow(arr)
 
 
 def _copy_estimate(ctx: Context) -> Estimate:
@@ -56,7 +57,7 @@ def _copy_arrow(value: Any, ctx: Context) -> Any:
 def _copy_tensor(value: Any, ctx: Context) -> Any:
     if hasattr(value, "clone") and hasattr(value, "detach"):
         return value.detach().clone()
-    np = tensorkit.np_module()
+    np = tensors.np_module()
     arr = value if isinstance(value, np.ndarray) else np.from_dlpack(value)
     return np.array(arr, copy=True)
 

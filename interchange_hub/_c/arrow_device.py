@@ -2,17 +2,17 @@
 
 The hub uses this module to produce and consume ``arrow_schema``/``arrow_device_array``
 capsule pairs and ``arrow_device_array_stream`` capsules over memory it does not own,
-without importing any data library (DLPack capsules are ``cdlpack``'s).
+without importing any data library (DLPack capsules are ``_c.dlpack``'s).
 
 Ownership follows the specification:
 
 * An exported struct keeps what it points at (``keep``) alive until its ``release`` runs.
   Consumers *move* structs, so callbacks find their state through ``private_data`` (a key
-  into ``cabi.LIVE``), never through the address they are called with.
+  into ``capsule.LIVE``), never through the address they are called with.
 * An imported struct is moved into memory owned by a Python object, which calls ``release``
   on ``close()`` or when it is garbage collected.
 
-See ``cabi`` for the limits of ctypes callbacks.
+See ``_c.capsule`` for the limits of ctypes callbacks.
 """
 
 from __future__ import annotations
@@ -25,47 +25,25 @@ from ctypes import POINTER, Structure, c_char_p, c_int, c_int32, c_int64, c_void
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, Self
 
-from interchange_hub.cabi import (
-    DESTRUCTOR as _DESTRUCTOR,
-)
-from interchange_hub.cabi import (
-    LIVE as _LIVE,
-)
-from interchange_hub.cabi import (
-    RELEASE as _RELEASE,
-)
-from interchange_hub.cabi import (
-    allocate as _allocate,
-)
-from interchange_hub.cabi import (
-    free as _free,
-)
-from interchange_hub.cabi import (
-    hold as _hold,
-)
-from interchange_hub.cabi import (
-    immortal as _immortal,
-)
-from interchange_hub.cabi import (
-    name_of as _name_of,
-)
-from interchange_hub.cabi import (
-    new_capsule as _capsule,
-)
-from interchange_hub.cabi import (
-    pointer_of as _address,
-)
-from interchange_hub.cabi import (
-    raw_capsule_pointer as _raw_capsule_pointer,
-)
-from interchange_hub.errors import ConsumedSourceError, ConversionError, ProtocolError
-from interchange_hub.protocols import (
+from interchange_hub._c.capsule import (
     ARROW_DEVICE_ARRAY,
     ARROW_DEVICE_ARRAY_STREAM,
     ARROW_SCHEMA,
-    Device,
-    DeviceType,
+    DESTRUCTOR as _DESTRUCTOR,
+    LIVE as _LIVE,
+    RELEASE as _RELEASE,
+    allocate as _allocate,
+    free as _free,
+    hold as _hold,
+    immortal as _immortal,
+    name_of as _name_of,
+    new_capsule as _capsule,
+    pointer_of as _address,
+    raw_capsule_pointer as _raw_capsule_pointer,
 )
+from interchange_hub._core.device import Device, DeviceType
+from interchange_hub._core.dtypes import ARROW_DTYPES, ARROW_FORMATS
+from interchange_hub.errors import ConsumedSourceError, ConversionError, ProtocolError
 
 # --- C structs -------------------------------------------------------------------------
 
@@ -131,26 +109,6 @@ class ArrowDeviceArrayStream(Structure):
         ("release", _RELEASE),
         ("private_data", c_void_p),
     ]
-
-
-# --- dtypes ----------------------------------------------------------------------------
-
-#: Hub dtype name -> Arrow format string, for the fixed-width numeric types.
-ARROW_FORMATS: Final[dict[str, str]] = {
-    "int8": "c",
-    "int16": "s",
-    "int32": "i",
-    "int64": "l",
-    "uint8": "C",
-    "uint16": "S",
-    "uint32": "I",
-    "uint64": "L",
-    "float16": "e",
-    "float32": "f",
-    "float64": "g",
-}
-#: Arrow format string -> hub dtype name.
-ARROW_DTYPES: Final[dict[str, str]] = {fmt: dtype for dtype, fmt in ARROW_FORMATS.items()}
 
 
 # --- plain data ------------------------------------------------------------------------

@@ -10,22 +10,51 @@ from __future__ import annotations
 
 from typing import Any
 
-from interchange_hub import arrowkit, devicekit, tensorkit
-from interchange_hub.adapter import Adapter, Buffer
-from interchange_hub.dependencies import installed
-from interchange_hub.errors import ProtocolError
-from interchange_hub.model import Column, DataInfo, Kind
-from interchange_hub.protocols import (
-    ARROW_ARRAY,
-    ARROW_SCHEMA,
-    check_capsule,
+from interchange_hub import arrowkit
+from interchange_hub._bridge import devices, tensors
+from interchange_hub._c.capsule import ARROW_ARRAY, ARROW_SCHEMA, check_capsule
+from interchange_hub._core.deps import installed
+from interchange_hub._core.info import Column, DataInfo, Kind
+from interchange_hub._core.protocols import (
     dlpack_device,
     has_dunder,
+    is_arrow,
     is_arrow_array,
     is_arrow_device,
     is_arrow_stream,
     is_dlpack,
 )
+from interchange_hub.adapter import ARROW, ARROW_DEVICE, DLPACK, Adapter, Buffer
+from interchange_hub.errors import ConversionError, InterchangeError, ProtocolError
+
+
+def entry(obj: object) -> str | None:
+    """The protocol node at which ``obj`` enters the graph, or None if it speaks none.
+
+    Arrow on the CPU wins over DLPack (a table is more than its tensor), and both over the
+    Arrow C Device interface (only device producers need it).
+    """
+    if is_arrow(obj):
+        return ARROW
+    if is_dlpack(obj):
+        return DLPACK
+    if is_arrow_device(obj):
+        return ARROW_DEVICE
+    return None
+
+
+def read_once(obj: object) -> Any:
+    """Read a stream of unknown schema into pyarrow (once: the producer may be one-shot)."""
+    try:
+        if not is_arrow(obj) and is_arrow_device(obj):
+            return devices.read_stream(obj)
+        return arrowkit.read_any(obj)
+    except InterchangeError:
+        raise
+    except Exception as exc:
+        raise ConversionError(
+            f"reading the Arrow stream of {type(obj).__name__} failed: {type(exc).__name__}: {exc}"
+        ) from exc
 
 
 class ProtocolSource(Adapter):
@@ -41,7 +70,7 @@ class ProtocolSource(Adapter):
             return self._describe_arrow(obj)
         if not is_dlpack(obj):
             if has_dunder(obj, "__arrow_c_device_array__"):
-                info = devicekit.describe_producer(obj)
+                info = devices.describe_producer(obj)
                 if info.device.is_cpu and installed("pyarrow"):  # every Arrow type, in full
                     return _describe_data(arrowkit.import_device_array(obj))
                 return info
@@ -49,12 +78,12 @@ class ProtocolSource(Adapter):
         device = dlpack_device(obj)
         if device.is_cpu and installed("numpy"):
             try:
-                arr = tensorkit.np_module().from_dlpack(obj)
+                arr = tensors.np_module().from_dlpack(obj)
             except (BufferError, RuntimeError, TypeError, ValueError):
                 arr = None  # e.g. bfloat16: numpy cannot look inside
             if arr is not None:
-                return tensorkit.describe_ndarray(arr)
-        unknown = Column("", tensorkit.UNREADABLE)
+                return tensors.describe_ndarray(arr)
+        unknown = Column("", tensors.UNREADABLE)
         return DataInfo(Kind.TENSOR, (unknown,), device=device, layout="C")
 
     def _describe_arrow(self, obj: Any) -> DataInfo:
@@ -75,10 +104,10 @@ class ProtocolSource(Adapter):
             return arrowkit.buffers(_import_array(obj))
         if has_dunder(obj, "__dlpack__"):
             if dlpack_device(obj).is_cpu:
-                return tensorkit.ndarray_buffers(tensorkit.np_module().from_dlpack(obj))
+                return tensors.ndarray_buffers(tensors.np_module().from_dlpack(obj))
             return []
         if has_dunder(obj, "__arrow_c_device_array__"):
-            found = devicekit.producer_buffers(obj)
+            found = devices.producer_buffers(obj)
             if all(b.device == "cpu" for b in found) and installed("pyarrow"):
                 return arrowkit.buffers(arrowkit.import_device_array(obj))
             return found

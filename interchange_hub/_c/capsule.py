@@ -1,15 +1,15 @@
-"""ctypes plumbing shared by ``cdevice`` (Arrow C Device) and ``cdlpack`` (DLPack).
+"""ctypes plumbing shared by ``_c.arrow_device`` (Arrow C Device) and ``_c.dlpack`` (DLPack).
 
 PyCapsule calls with the hub's own prototypes, C memory from ``PyMem_RawCalloc``, the
 registry that keeps exported memory's owners alive until a consumer's release or
-deleter runs (keyed by ``private_data`` / ``manager_ctx``), and the hub's fixed-width
-dtypes with their sizes. Nothing here imports a data library.
+deleter runs (keyed by ``private_data`` / ``manager_ctx``), and the capsule names of the
+Arrow PyCapsule interface and DLPack. Nothing here imports a data library.
 
 Capsule destructors and release callbacks are Python functions behind ctypes. CPython
 cannot run such a callback while C code has an exception pending: a C consumer that fails
 and then drops a capsule made here sees its exception replaced by a ``SystemError``
 (Python frames unwinding are fine). The hub's exports therefore let pyarrow build the
-structs when it is installed (``devicekit.export_columns``).
+structs when it is installed (``devices.export_columns``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 import ctypes
 import itertools
 from ctypes import Structure, c_char_p, c_int, c_void_p
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from interchange_hub.errors import ConsumedSourceError, ProtocolError
 
@@ -28,27 +28,16 @@ if TYPE_CHECKING:
 RELEASE = ctypes.CFUNCTYPE(None, c_void_p)
 DESTRUCTOR = ctypes.CFUNCTYPE(None, c_void_p)
 
-# --- dtypes ----------------------------------------------------------------------------
+# --- capsule names ---------------------------------------------------------------------
 
-_DL_INT, _DL_UINT, _DL_FLOAT, _DL_BFLOAT, _DL_BOOL = 0, 1, 2, 4, 6
-DLPACK_DTYPES: Final[dict[str, tuple[int, int]]] = {
-    **{f"int{bits}": (_DL_INT, bits) for bits in (8, 16, 32, 64)},
-    **{f"uint{bits}": (_DL_UINT, bits) for bits in (8, 16, 32, 64)},
-    **{f"float{bits}": (_DL_FLOAT, bits) for bits in (16, 32, 64)},
-    "bfloat16": (_DL_BFLOAT, 16),
-    "bool": (_DL_BOOL, 8),
-}
-DLPACK_NAMES: Final = {code_bits: dtype for dtype, code_bits in DLPACK_DTYPES.items()}
-
-
-def itemsize(dtype: str) -> int:
-    """The size in bytes of one element of a hub dtype (``"float64"`` -> 8)."""
-    try:
-        return DLPACK_DTYPES[dtype][1] // 8
-    except KeyError:
-        raise ValueError(
-            f"unknown dtype {dtype!r}: use one of {', '.join(DLPACK_DTYPES)}"
-        ) from None
+# From the Arrow PyCapsule interface and the DLPack Python specification.
+ARROW_SCHEMA = "arrow_schema"
+ARROW_ARRAY = "arrow_array"
+ARROW_ARRAY_STREAM = "arrow_array_stream"
+ARROW_DEVICE_ARRAY = "arrow_device_array"
+ARROW_DEVICE_ARRAY_STREAM = "arrow_device_array_stream"
+DLTENSOR = "dltensor"
+DLTENSOR_VERSIONED = "dltensor_versioned"
 
 
 # --- CPython capsule API ---------------------------------------------------------------
@@ -74,6 +63,7 @@ free = ctypes.PYFUNCTYPE(None, c_void_p)(("PyMem_RawFree", _api))
 
 
 def name_of(capsule: object) -> str | None:
+    """The name of a PyCapsule, or None when ``capsule`` is not one."""
     if type(capsule).__name__ != "PyCapsule":
         return None
     raw = capsule_name(capsule)
@@ -97,6 +87,17 @@ def pointer_of(capsule: object, name: str) -> int:
     if not address:
         raise ProtocolError(f"the {name!r} capsule holds a NULL pointer; report it to its authors")
     return int(address)
+
+
+def check_capsule(capsule: object, expected: str, producer: object) -> None:
+    """Raise :class:`ProtocolError` if ``capsule`` is not a capsule named ``expected``."""
+    name = name_of(capsule)
+    if name != expected:
+        found = f"a capsule named {name!r}" if name is not None else type(capsule).__name__
+        raise ProtocolError(
+            f"{type(producer).__name__} returned {found} where the protocol requires a "
+            f"capsule named {expected!r}; the producer is broken, report it to its authors"
+        )
 
 
 def allocate(struct: type[Structure]) -> int:

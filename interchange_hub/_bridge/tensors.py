@@ -11,28 +11,36 @@ from functools import cache
 from typing import Any
 
 from interchange_hub import arrowkit
-from interchange_hub.adapter import Buffer, Context
-from interchange_hub.dependencies import require
-from interchange_hub.errors import NoRouteError, report_losses
-from interchange_hub.model import (
+from interchange_hub._core.deps import require
+from interchange_hub._core.device import CPU, Device
+from interchange_hub._core.dtypes import (
+    FIXED_SHAPE_TENSOR,
+    fixed_shape_name,
+    fixed_shape_of,
+    is_integer,
+    is_numeric,
+    is_string,
+    tz_of,
+    unit_of,
+)
+from interchange_hub._core.info import (
     Column,
     Copy,
     DataInfo,
     Estimate,
+    Flag,
     Kind,
     Loss,
     Unroutable,
-    is_integer,
-    is_numeric,
-    is_string,
+    report_losses,
 )
-from interchange_hub.protocols import CPU, Device
+from interchange_hub.adapter import Buffer, Context
+from interchange_hub.errors import NoRouteError
 
 TENSOR_NAME = ""  # the column name of a 1-D tensor
 UNKNOWN_NULLS = "nulls are unknown until the stream is read"
 COPY_TRUE = "copy=True: a new writable array"
 UNREADABLE = "unknown (numpy cannot read this DLPack tensor)"
-FIXED_SHAPE_TENSOR = "extension<arrow.fixed_shape_tensor"
 
 
 def np_module() -> Any:
@@ -107,7 +115,7 @@ def _column_plan(col: Column, dlpack_only: bool) -> tuple[str, list[Copy], list[
     if col.nulls < 0 and (is_numeric(dtype) or dtype == "bool"):
         copies.append(Copy(name, n, UNKNOWN_NULLS))
     if is_numeric(dtype):
-        if col.nulls > 0 and "nan_is_null" in col.flags:
+        if col.nulls > 0 and Flag.NAN_IS_NULL in col.flags:
             return dtype, copies, losses  # the values under the nulls are NaN already
         if col.nulls > 0:
             out = "float64" if is_integer(dtype) else dtype
@@ -127,14 +135,14 @@ def _column_plan(col: Column, dlpack_only: bool) -> tuple[str, list[Copy], list[
         copies.append(Copy(name, n, "Arrow booleans are bit-packed; tensors use a byte each"))
         return "bool", copies, losses
     if dtype.startswith(("timestamp", "duration")):
-        unit = dtype.split("[")[1].split(",")[0].rstrip("]")
+        unit = unit_of(dtype)
         if dlpack_only:
             losses.append(Loss(name, dtype, "int64", f"stored as int64 {unit} since the epoch"))
             if col.nulls > 0:
                 raise Unroutable(f"column {name!r} ({dtype}) has nulls, which DLPack cannot carry")
             return "int64", copies, losses
-        if "tz=" in dtype:
-            zone = dtype.split("tz=")[1].rstrip("]")
+        zone = tz_of(dtype)
+        if zone:
             losses.append(
                 Loss(
                     name,
@@ -163,9 +171,9 @@ def estimate_to_tensor(info: DataInfo, dlpack_only: bool) -> Estimate:
     if info.kind == Kind.TENSOR:
         raise Unroutable("already a tensor")
     if len(info.data_columns) != len(info.columns):
-        # Like DataFrame.to_numpy(), leave a pandas index out of the tensor.
+        # Like DataFrame.to_numpy(), leave an index column out of the tensor.
         est = estimate_to_tensor(info.but(columns=info.data_columns), dlpack_only)
-        return replace(est, why=est.why + "; the pandas index is left out")
+        return replace(est, why=est.why + "; its index is left out")
     if not info.columns:
         raise Unroutable("a table without columns cannot become a tensor")
     planned = [_column_plan(c, dlpack_only) for c in info.columns]
@@ -175,11 +183,12 @@ def estimate_to_tensor(info: DataInfo, dlpack_only: bool) -> Estimate:
     if info.kind == Kind.COLUMN and len(info.columns) == 1:
         dtype = planned[0][0]
         if dtype.startswith(FIXED_SHAPE_TENSOR):
+            value, cell = fixed_shape_of(dtype)
             out = DataInfo(
                 Kind.TENSOR,
-                (Column(TENSOR_NAME, _storage_of(dtype), info.nbytes, 0),),
+                (Column(TENSOR_NAME, value, info.nbytes, 0),),
                 rows=rows,
-                shape=(rows, *_shape_of(dtype)),
+                shape=(rows, *cell),
                 layout="C",
                 readonly=True,
             )
@@ -251,16 +260,6 @@ def _all_ints_with_some_nulls(info: DataInfo, planned: set[str]) -> bool:
     return len(source) == 1 and is_integer(next(iter(source))) and planned <= {"float64", *source}
 
 
-def _storage_of(dtype: str) -> str:
-    value = dtype.split("value_type=")[1].split(",")[0]
-    return arrowkit.FLOAT_NAMES.get(value, value)
-
-
-def _shape_of(dtype: str) -> tuple[int, ...]:
-    inner = dtype.split("shape=[")[1].split("]")[0]
-    return tuple(int(x) for x in inner.split(",") if x)
-
-
 def estimate_arrow_to_tensor(ctx: Context, dlpack_only: bool) -> Estimate:
     """Arrow data (a stream too, read whole) -> ndarray; see :func:`estimate_to_tensor`.
 
@@ -295,7 +294,7 @@ def arrow_to_tensor(value: Any, ctx: Context, dlpack_only: bool) -> Any:
         data = arrowkit.read_column(value)
     else:
         data = arrowkit.read_table(value)
-        index = [c.name for c in info.columns if "index" in c.flags]
+        index = [c.name for c in info.columns if Flag.INDEX in c.flags]
         if index:
             data = data.drop_columns([n for n in index if n in data.column_names])
     if any(c.nulls < 0 for c in info.columns):
@@ -310,7 +309,7 @@ def arrow_to_tensor(value: Any, ctx: Context, dlpack_only: bool) -> Any:
                 f"the data read from the stream cannot become a tensor: {exc}"
             ) from None
         report_losses(losses, "a tensor", ctx.strict)
-    nan_nulls = {c.name for c in info.columns if "nan_is_null" in c.flags}
+    nan_nulls = {c.name for c in info.columns if Flag.NAN_IS_NULL in c.flags}
     if nan_nulls:
         data = _drop_validity(data, nan_nulls)
     if info.kind == Kind.COLUMN:
@@ -465,8 +464,7 @@ def estimate_from_tensor(info: DataInfo) -> Estimate:
     copies = _vector_copy(dtype, info.layout == "C", TENSOR_NAME, col.nbytes)
     if dtype in ("bool", "numpy_str", "numpy_bytes", "object"):
         raise Unroutable(f"a fixed-shape tensor column cannot hold {dtype} values")
-    value = arrowkit.ARROW_FLOAT_NAMES.get(dtype, dtype)
-    ext = f"{FIXED_SHAPE_TENSOR}[value_type={value}, shape=[{','.join(map(str, shape[1:]))}]]>"
+    ext = fixed_shape_name(dtype, tuple(shape[1:]))
     out = DataInfo(Kind.COLUMN, (Column(TENSOR_NAME, ext, col.nbytes, 0),), rows=shape[0])
     return Estimate(
         out,

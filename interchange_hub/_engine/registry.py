@@ -5,27 +5,24 @@ from __future__ import annotations
 import difflib
 import sys
 import threading
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from interchange_hub.adapter import PROTOCOL_NODES, Adapter, AdapterRecord, Edge
-from interchange_hub.dependencies import installed
+from interchange_hub._core.deps import installed
+from interchange_hub.adapter import PROTOCOL_NODES, Adapter, Edge
 from interchange_hub.errors import UnknownTargetError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from interchange_hub._core.info import Kind
 
-    from interchange_hub.model import Kind
 
-# Short names people type for the built-in libraries.
-ALIASES = {
-    "pa": "pyarrow",
-    "arrow": "pyarrow",
-    "na": "nanoarrow",
-    "pl": "polars",
-    "pd": "pandas",
-    "np": "numpy",
-    "pt": "torch",
-}
+@dataclass(frozen=True, slots=True)
+class AdapterRecord:
+    """An adapter in a registry, with the plugin that registered it."""
+
+    adapter: Adapter
+    plugin: str
+    edges: tuple[Edge, ...] = field(default=())
 
 
 class Registry:
@@ -33,6 +30,7 @@ class Registry:
 
     def __init__(self) -> None:
         self._records: dict[str, AdapterRecord] = {}
+        self._aliases: dict[str, str] = {}  # alias -> adapter name (Adapter.aliases)
         self._extra_edges: list[tuple[Edge, str]] = []
         self._owner_cache: dict[type, Adapter | None] = {}
         self._lock = threading.Lock()
@@ -43,16 +41,26 @@ class Registry:
         if not isinstance(adapter, Adapter) or not adapter.name:
             return f"it registered {adapter!r}, which is not a named interchange_hub.Adapter"
         with self._lock:
-            existing = self._records.get(adapter.name)
-            if existing is not None or adapter.name in PROTOCOL_NODES or adapter.name in ALIASES:
-                owner = f"plugin {existing.plugin!r}" if existing else "the hub"
-                return (
-                    f"it registered an adapter named {adapter.name!r}, a name {owner} already "
-                    "uses; rename the adapter"
-                )
+            for name in (adapter.name, *adapter.aliases):
+                # A protocol node cannot be an adapter's name (the graph would mix them
+                # up), but it can be an alias: to="arrow" means pyarrow.
+                node = name == adapter.name and name in PROTOCOL_NODES
+                taken = "the hub" if node else self._taken_by(name)
+                if taken:
+                    what = "an adapter named" if name == adapter.name else "the alias"
+                    return (
+                        f"it registered {what} {name!r}, a name {taken} already uses; "
+                        "rename the adapter or drop the alias"
+                    )
             self._records[adapter.name] = AdapterRecord(adapter, plugin, tuple(adapter.edges()))
+            self._aliases.update(dict.fromkeys(adapter.aliases, adapter.name))
             self._owner_cache.clear()
         return ""
+
+    def _taken_by(self, name: str) -> str:
+        """Who already uses ``name`` as an adapter name or alias ("" when it is free)."""
+        record = self._records.get(self._aliases.get(name, name))
+        return f"plugin {record.plugin!r}" if record else ""
 
     def add_edge(self, edge: Edge, plugin: str = "") -> None:
         with self._lock:
@@ -66,7 +74,7 @@ class Registry:
         return list(self._records.values())
 
     def get(self, name: str) -> Adapter | None:
-        record = self._records.get(ALIASES.get(name, name))
+        record = self._records.get(self._aliases.get(name, name))
         return record.adapter if record else None
 
     def edges(self) -> list[Edge]:
@@ -122,6 +130,10 @@ class Registry:
         return sorted(self._records)
 
     def _suggest(self, name: str) -> list[str]:
-        candidates: Iterable[str] = list(self._records) + list(ALIASES)
-        close = difflib.get_close_matches(name.lower(), list(candidates), n=3, cutoff=0.5)
-        return list(dict.fromkeys(ALIASES.get(c, c) for c in close))
+        candidates = [*self._records, *self._aliases]
+        close = difflib.get_close_matches(name.lower(), candidates, n=3, cutoff=0.5)
+        return list(dict.fromkeys(self._aliases.get(c, c) for c in close))
+
+    def holders(self, kind: str) -> list[str]:
+        """The adapters whose objects can live on devices of ``kind`` ("cuda", ...)."""
+        return [r.adapter.name for r in self._records.values() if kind in r.adapter.devices]

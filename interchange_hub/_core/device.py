@@ -1,0 +1,104 @@
+"""Where memory lives: the device codes of DLPack and the Arrow C Device interface.
+
+Plain values only: nothing here imports a data library or touches memory.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+
+from interchange_hub.errors import DeviceError
+
+
+class DeviceType(enum.IntEnum):
+    """Device codes shared by the Arrow C Device interface and DLPack (``kDL*``)."""
+
+    CPU = 1
+    CUDA = 2
+    CUDA_HOST = 3
+    OPENCL = 4
+    VULKAN = 7
+    METAL = 8
+    VPI = 9
+    ROCM = 10
+    ROCM_HOST = 11
+    EXT_DEV = 12
+    CUDA_MANAGED = 13
+    ONEAPI = 14
+    WEBGPU = 15
+    HEXAGON = 16
+    MAIA = 17
+    TRN = 18
+
+
+# Arrow recommends -1 as the device id of the CPU; DLPack uses 0.
+ARROW_CPU_DEVICE_ID = -1
+DLPACK_CPU_DEVICE_ID = 0
+
+_DEVICE_NAMES = {t: t.name.lower() for t in DeviceType}
+_DEVICE_RE = re.compile(r"^(?P<kind>[a-z_]+)(?::(?P<index>\d+))?$")
+
+
+@dataclass(frozen=True, slots=True)
+class Device:
+    """A place where memory lives: a device type and, except for the CPU, an index."""
+
+    type: DeviceType
+    index: int = 0
+
+    def __post_init__(self) -> None:
+        if self.type == DeviceType.CPU and self.index != 0:
+            # The CPU has no intrinsic device id: every id names the same place.
+            object.__setattr__(self, "index", 0)
+
+    @classmethod
+    def parse(cls, spec: str | Device) -> Device:
+        """Parse ``"cpu"``, ``"cuda"`` or ``"cuda:N"``."""
+        if isinstance(spec, Device):
+            return spec
+        match = _DEVICE_RE.match(str(spec).strip().lower())
+        names = {name: code for code, name in _DEVICE_NAMES.items()}
+        if match is None or match["kind"] not in names:
+            raise DeviceError(
+                f"unknown device {spec!r}: use 'cpu', 'cuda' or 'cuda:N' (N the GPU index), "
+                f"or another DLPack device type: {', '.join(names)}"
+            )
+        return cls(names[match["kind"]], int(match["index"] or 0))
+
+    @classmethod
+    def from_arrow(cls, device_type: int, device_id: int) -> Device:
+        """Build from an ``ArrowDeviceArray``'s fields; any CPU id (-1, 0, ...) is the CPU."""
+        return cls(DeviceType(device_type), max(device_id, 0))
+
+    @classmethod
+    def from_dlpack(cls, device: tuple[int, int]) -> Device:
+        """Build from a ``__dlpack_device__()`` tuple."""
+        return cls(DeviceType(int(device[0])), int(device[1]))
+
+    @property
+    def arrow_id(self) -> int:
+        """The device id to write into an ``ArrowDeviceArray`` (-1 for the CPU)."""
+        return ARROW_CPU_DEVICE_ID if self.type == DeviceType.CPU else self.index
+
+    @property
+    def dlpack(self) -> tuple[int, int]:
+        """The ``(device_type, device_id)`` pair DLPack uses (0 for the CPU)."""
+        index = DLPACK_CPU_DEVICE_ID if self.type == DeviceType.CPU else self.index
+        return (int(self.type), index)
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.type == DeviceType.CPU
+
+    @property
+    def kind(self) -> str:
+        """The device type's name ("cpu", "cuda", ...), as ``Adapter.devices`` lists them."""
+        return _DEVICE_NAMES[self.type]
+
+    def __str__(self) -> str:
+        return self.kind if self.type == DeviceType.CPU else f"{self.kind}:{self.index}"
+
+
+CPU = Device(DeviceType.CPU)

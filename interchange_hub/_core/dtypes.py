@@ -1,0 +1,123 @@
+"""The hub's dtype vocabulary, in one place.
+
+A dtype is a string: Arrow's type name as pyarrow prints it, except that floats are
+``float16``/``float32``/``float64``. Here are the predicates on those names, the tables
+that map them to the Arrow C format strings and to DLPack's ``(code, bits)`` pairs, and
+the parsers that read parameters (unit, time zone, tensor shape) out of a name. Nothing
+here imports a data library.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+
+def is_integer(dtype: str) -> bool:
+    return dtype.startswith(("int", "uint"))
+
+
+def is_float(dtype: str) -> bool:
+    return dtype in ("float16", "float32", "float64")
+
+
+def is_numeric(dtype: str) -> bool:
+    return is_integer(dtype) or is_float(dtype)
+
+
+def is_string(dtype: str) -> bool:
+    return dtype in ("string", "large_string", "string_view")
+
+
+def is_temporal(dtype: str) -> bool:
+    return dtype.startswith(("timestamp", "date", "time", "duration"))
+
+
+# --- pyarrow's float names ------------------------------------------------------------------
+
+#: pyarrow's names of the float types -> the hub's.
+FLOAT_NAMES: Final = {"halffloat": "float16", "float": "float32", "double": "float64"}
+#: The hub's float names -> pyarrow's.
+ARROW_FLOAT_NAMES: Final = {hub: arrow for arrow, hub in FLOAT_NAMES.items()}
+
+
+def hub_name(arrow_name: str) -> str:
+    """The hub's dtype for pyarrow's type name (only the floats are spelled otherwise)."""
+    return FLOAT_NAMES.get(arrow_name, arrow_name)
+
+
+# --- the Arrow C data interface's format strings ----------------------------------------------
+
+#: Hub dtype -> Arrow format string, for the fixed-width numeric types.
+ARROW_FORMATS: Final[dict[str, str]] = {
+    "int8": "c",
+    "int16": "s",
+    "int32": "i",
+    "int64": "l",
+    "uint8": "C",
+    "uint16": "S",
+    "uint32": "I",
+    "uint64": "L",
+    "float16": "e",
+    "float32": "f",
+    "float64": "g",
+}
+#: Arrow format string -> hub dtype.
+ARROW_DTYPES: Final[dict[str, str]] = {fmt: dtype for dtype, fmt in ARROW_FORMATS.items()}
+
+# --- DLPack's DLDataType codes ----------------------------------------------------------------
+
+DL_INT, DL_UINT, DL_FLOAT, DL_BFLOAT, DL_BOOL = 0, 1, 2, 4, 6
+#: Hub dtype -> DLPack ``(type code, bits)``.
+DLPACK_DTYPES: Final[dict[str, tuple[int, int]]] = {
+    **{f"int{bits}": (DL_INT, bits) for bits in (8, 16, 32, 64)},
+    **{f"uint{bits}": (DL_UINT, bits) for bits in (8, 16, 32, 64)},
+    **{f"float{bits}": (DL_FLOAT, bits) for bits in (16, 32, 64)},
+    "bfloat16": (DL_BFLOAT, 16),
+    "bool": (DL_BOOL, 8),
+}
+#: DLPack ``(type code, bits)`` -> hub dtype.
+DLPACK_NAMES: Final = {code_bits: dtype for dtype, code_bits in DLPACK_DTYPES.items()}
+
+
+def itemsize(dtype: str) -> int:
+    """The size in bytes of one element of a fixed-width hub dtype (``"float64"`` -> 8)."""
+    try:
+        return DLPACK_DTYPES[dtype][1] // 8
+    except KeyError:
+        raise ValueError(
+            f"unknown dtype {dtype!r}: use one of {', '.join(DLPACK_DTYPES)}"
+        ) from None
+
+
+# --- parameters inside a type name ------------------------------------------------------------
+
+
+def unit_of(dtype: str) -> str:
+    """The unit of a timestamp or duration: ``"timestamp[ms, tz=UTC]"`` -> ``"ms"``."""
+    return dtype.split("[")[1].split(",")[0].rstrip("]")
+
+
+def tz_of(dtype: str) -> str:
+    """The time zone of a timestamp, ``""`` when it has none."""
+    return dtype.split("tz=")[1].rstrip("]") if "tz=" in dtype else ""
+
+
+def has_fixed_offset(dtype: str) -> bool:
+    """Whether a timestamp's zone is a fixed offset (``+01:00``) rather than a named zone."""
+    return tz_of(dtype)[:1] in ("+", "-")
+
+
+FIXED_SHAPE_TENSOR = "extension<arrow.fixed_shape_tensor"
+
+
+def fixed_shape_of(dtype: str) -> tuple[str, tuple[int, ...]]:
+    """The value dtype and the shape of one cell of a fixed-shape tensor column."""
+    value = dtype.split("value_type=")[1].split(",")[0]
+    inner = dtype.split("shape=[")[1].split("]")[0]
+    return hub_name(value), tuple(int(x) for x in inner.split(",") if x)
+
+
+def fixed_shape_name(value: str, shape: tuple[int, ...]) -> str:
+    """The dtype of a fixed-shape tensor column of ``value`` cells of ``shape``."""
+    arrow = ARROW_FLOAT_NAMES.get(value, value)
+    return f"{FIXED_SHAPE_TENSOR}[value_type={arrow}, shape=[{','.join(map(str, shape))}]]>"

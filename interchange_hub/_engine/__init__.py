@@ -1,0 +1,4 @@
+"""Planning and running conversions; names no library.
+
+``plans`` and ``registry`` < ``cache`` < ``router`` < ``planner``.
+"""

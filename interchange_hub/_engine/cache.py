@@ -1,0 +1,101 @@
+"""The route cache of one hub: both kinds of remembered routes, one lock, one eviction rule.
+
+- **By call** (the fast path): ``(type, to, copy, device, strict)`` -> the source's adapter
+  and, per route key (:meth:`Adapter.route_key`), the steps to rerun. A repeated
+  conversion then costs a route key and the steps themselves: nothing is described or
+  planned.
+- **By data signature**: ``(type, DataInfo.signature, request)`` -> the edges of the route
+  the router found, re-estimated for new data of the same signature (cheap) instead of
+  searched again.
+
+Reads take no lock (a dict lookup is atomic); writes take the one lock. The one eviction
+rule: a table that is full starts over. Nothing here names a library.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Hashable
+
+    from interchange_hub._engine.plans import Request, Runs
+    from interchange_hub.adapter import Adapter, Edge
+
+#: (type of the object, to=, copy=, device=, strict=) as passed to convert.
+CallKey = tuple[type, object, object, object, object]
+#: (type of the object, DataInfo.signature, Request).
+RouteKey = tuple[type, tuple[object, ...], "Request"]
+
+MAX_CALLS = 1024  # distinct calls kept by the fast path
+MAX_KEYS_PER_CALL = 64  # route keys kept for one call (one per distinct layout, say)
+MAX_ROUTES = 4096  # routes kept by data signature
+
+
+@dataclass(slots=True)
+class FastRoutes:
+    """What the fast path keeps for one call: the source's adapter and its routes."""
+
+    source: Adapter
+    runs: dict[Hashable, Runs] = field(default_factory=dict)
+
+
+class RouteCache:
+    """Routes remembered by call and by data signature (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._calls: dict[CallKey, FastRoutes] = {}
+        self._routes: dict[RouteKey, tuple[Edge, ...]] = {}
+        self._lock = threading.Lock()
+
+    # -- by call ---------------------------------------------------------------------------
+    def runs_for(self, call: CallKey, obj: object) -> Runs | None:
+        """The remembered steps for this call and ``obj``'s route key, or None.
+
+        Raises TypeError when ``call`` is unhashable (an odd ``to=`` or ``device=``).
+        """
+        fast = self._calls.get(call)
+        if fast is None:
+            return None
+        return fast.runs.get(fast.source.route_key(obj))
+
+    def remember_runs(self, call: CallKey, source: Adapter, obj: object, runs: Runs) -> None:
+        """Keep ``runs`` for objects with ``obj``'s route key (none: nothing is kept)."""
+        key = source.route_key(obj)
+        if key is None:
+            return
+        with self._lock:
+            fast = self._calls.get(call)
+            if fast is None:
+                _make_room(self._calls, MAX_CALLS)
+                fast = self._calls[call] = FastRoutes(source)
+            _make_room(fast.runs, MAX_KEYS_PER_CALL)
+            fast.runs[key] = runs
+
+    # -- by data signature -----------------------------------------------------------------
+    def route(self, key: RouteKey) -> tuple[Edge, ...] | None:
+        return self._routes.get(key)
+
+    def remember_route(self, key: RouteKey, edges: tuple[Edge, ...]) -> None:
+        with self._lock:
+            _make_room(self._routes, MAX_ROUTES)
+            self._routes[key] = edges
+
+    # -- both ------------------------------------------------------------------------------
+    def clear(self) -> None:
+        """Forget every route (after adapters or edges are registered)."""
+        with self._lock:
+            self._calls.clear()
+            self._routes.clear()
+
+    def sizes(self) -> tuple[int, int]:
+        """(calls kept by the fast path, routes kept by data signature)."""
+        return len(self._calls), len(self._routes)
+
+
+def _make_room(table: dict[Any, Any], limit: int) -> None:
+    """The eviction rule: a full table starts over (called with the lock held)."""
+    if len(table) >= limit:
+        table.clear()

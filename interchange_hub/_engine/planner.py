@@ -1,0 +1,160 @@
+"""The planner: carries one conversion from an object to a plan and from a plan to a result.
+
+It finds where the object enters the graph (its adapter, or the protocol it speaks),
+describes it, turns ``to=``/``copy=``/``device=``/``strict=`` into a :class:`Request`,
+asks the router for a plan, and runs it, keeping lossless routes in the route cache for
+the next call. Nothing here names a library: aliases, devices and notes are the adapters'.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from interchange_hub._bridge.protocol_source import PROTOCOL_SOURCE, entry, read_once
+from interchange_hub._core.deps import installed
+from interchange_hub._core.device import Device
+from interchange_hub._engine.plans import Request, run_steps, runs_of
+from interchange_hub.errors import (
+    DeviceError,
+    InterchangeError,
+    InvalidOptionError,
+    MissingDependencyError,
+    ProtocolError,
+    UnsupportedObjectError,
+)
+
+if TYPE_CHECKING:
+    from interchange_hub._core.info import DataInfo
+    from interchange_hub._engine.cache import RouteCache
+    from interchange_hub._engine.plans import Plan
+    from interchange_hub._engine.registry import Registry
+    from interchange_hub._engine.router import Router
+    from interchange_hub.adapter import Adapter
+
+
+class Planner:
+    """Plans and runs conversions over one registry, router and route cache."""
+
+    def __init__(self, registry: Registry, router: Router, cache: RouteCache) -> None:
+        self.registry = registry
+        self._router = router
+        self._cache = cache
+
+    # -- the verbs -------------------------------------------------------------------------
+    def convert(
+        self, obj: object, to: object, copy: bool | None, device: str | Device | None, strict: bool
+    ) -> Any:
+        call = (type(obj), to, copy, device, strict)
+        try:
+            runs = self._cache.runs_for(call, obj)
+        except TypeError:  # an unhashable to= or device=: the slow path explains
+            runs = None
+        if runs is not None:
+            return run_steps(obj, runs)
+        plan, request, source = self._plan(obj, to, copy, device, strict)
+        if plan.deferred:  # a stream of unknown schema: read it once, then plan for real
+            return self.convert(read_once(obj), to, copy, device, strict)
+        one_shot = source.is_one_shot(obj)
+        result = self._router.execute(obj, plan, request, one_shot)
+        # A lossy route warns on every call, so it is planned every time; a move to a
+        # default device is not kept either: the default (the current GPU) may change.
+        if not (one_shot or plan.losses or (plan.device_moves and device is None)):
+            self._cache.remember_runs(call, source, obj, runs_of(plan, request))
+        return result
+
+    def plan(
+        self, obj: object, to: object, copy: bool | None, device: str | Device | None, strict: bool
+    ) -> Plan:
+        return self._plan(obj, to, copy, device, strict)[0]
+
+    def plan_to_node(self, obj: object, node: str) -> Plan:
+        """Plan the way to a protocol node (``"arrow"`` or ``"dlpack"``), for exports."""
+        start, source = self.source(obj)
+        return self._router.plan(obj, start, source, self.describe(source, obj), Request(node))
+
+    def run(self, obj: object, plan: Plan) -> Any:
+        """Run a plan made by :meth:`plan` or :meth:`plan_to_node` for ``obj``."""
+        request = plan.request or Request(plan.target)
+        if plan.deferred:  # read the stream once, then plan for the data as read
+            data = read_once(obj)
+            start, owner = self.source(data)
+            plan = self._router.plan(data, start, owner, self.describe(owner, data), request)
+            return self._router.execute(data, plan, request, one_shot=False)
+        return self._router.execute(obj, plan, request, self.is_one_shot(obj))
+
+    # -- the steps -------------------------------------------------------------------------
+    def source(self, obj: object) -> tuple[str, Adapter]:
+        """Where ``obj`` enters the graph: its node and the adapter that describes it."""
+        owner = self.registry.owner(obj)
+        if owner is not None:
+            return owner.name, owner
+        node = entry(obj)
+        if node is None:
+            raise UnsupportedObjectError(obj, self.registry.supported_types())
+        return node, PROTOCOL_SOURCE
+
+    def describe(self, source: Adapter, obj: object) -> DataInfo:
+        try:
+            return source.describe(obj)
+        except InterchangeError:
+            raise
+        except Exception as exc:
+            kind = "the adapter" if source is not PROTOCOL_SOURCE else "its protocol export"
+            raise ProtocolError(
+                f"cannot describe the {type(obj).__name__}: {kind} failed with "
+                f"{type(exc).__name__}: {exc}. If the object is valid, report this as a bug"
+            ) from exc
+
+    def is_one_shot(self, obj: object) -> bool:
+        """Whether converting ``obj`` consumes it (a reader-like stream)."""
+        return self.source(obj)[1].is_one_shot(obj)
+
+    def _plan(
+        self, obj: object, to: object, copy: bool | None, device: str | Device | None, strict: bool
+    ) -> tuple[Plan, Request, Adapter]:
+        start, source = self.source(obj)
+        if device is not None:
+            Device.parse(device)  # a misspelled device is reported before the data is read
+        info = self.describe(source, obj)
+        request = self._request(to, copy, device, strict, info)
+        return self._router.plan(obj, start, source, info, request), request, source
+
+    def _request(
+        self,
+        to: object,
+        copy: bool | None,
+        device: str | Device | None,
+        strict: bool,
+        info: DataInfo,
+    ) -> Request:
+        if copy not in (None, True, False) or strict not in (True, False):
+            raise InvalidOptionError(
+                f"copy must be None, True or False and strict True or False (got copy={copy!r}, "
+                f"strict={strict!r})"
+            )
+        adapter, kind, cls = self.registry.resolve_target(to)
+        if not installed(adapter.module):
+            raise MissingDependencyError(
+                adapter.module,
+                adapter.extra or adapter.module,
+                f"to convert to {adapter.name}",
+                adapter.requirement,
+            )
+        place = self._destination(adapter, device, info)
+        return Request(adapter.name, kind, cls, copy, place, strict)
+
+    def _destination(self, adapter: Adapter, device: str | Device | None, info: DataInfo) -> Device:
+        """Where the result must live: the asked device, else where the data is when the
+        target can hold it there, else the target's default device (an explicit move)."""
+        if device is None:
+            return info.device if info.device.kind in adapter.devices else adapter.default_device()
+        place = Device.parse(device)
+        if place.kind not in adapter.devices:
+            holders = [n for n in self.registry.holders(place.kind) if n != adapter.name]
+            hint = f" ({' or '.join(holders)} for {place.kind})" if holders else ""
+            raise DeviceError(
+                f"{adapter.name} keeps data on {' or '.join(adapter.devices)}, not on {place}; "
+                f"pass device=None (or one of those), or convert to a library that holds "
+                f"{place.kind} memory{hint}"
+            )
+        return place

@@ -1,0 +1,2 @@
+"""Verification data and reports, on no conversion path: samples, the conversion matrix,
+the type corpus and the type-mapping table."""

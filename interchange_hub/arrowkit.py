@@ -140,6 +140,22 @@ def read_column(value: Any) -> Any:
     return pa.chunked_array(value)
 
 
+def read(value: Any, kind: Kind, info: DataInfo) -> Any:
+    """The Arrow data of ``value`` (described by ``info``) read into pyarrow as ``kind``.
+
+    ``Kind.TABLE``: a Table; a column becomes a one-column table named after it.
+    ``Kind.COLUMN``: an Array (array producers) or a ChunkedArray; a one-column table or
+    stream gives its column. Any other kind is read as the data's own kind.
+    """
+    if kind == Kind.TABLE or (kind != Kind.COLUMN and info.kind != Kind.COLUMN):
+        if info.kind == Kind.COLUMN:
+            return table_from_column(read_column(value), info.columns[0].name)
+        return read_table(value)
+    if info.kind in (Kind.TABLE, Kind.STREAM):
+        return column_from_table(read_table(value))
+    return read_column(value)
+
+
 def read_any(value: Any) -> Any:
     """Read a producer once: a Table for struct data (record batches), else a ChunkedArray."""
     pa = pa_module()

@@ -123,10 +123,8 @@ def _import(value: Any, ctx: Context) -> Any:
         # nanoarrow 0.9 crashes the process on string_view/binary_view (polars' strings).
         if want == Kind.STREAM:
             value = arrowkit.pa_module().RecordBatchReader.from_stream(value)
-        elif info.kind == Kind.COLUMN:
-            value = arrowkit.read_column(value)
         else:
-            value = arrowkit.read_table(value)
+            value = arrowkit.read(value, info.kind, info)
         value = arrowkit.without_views(value)
         if arrowkit.views_left(value):
             raise NoRouteError(
@@ -135,11 +133,10 @@ def _import(value: Any, ctx: Context) -> Any:
             )
     if want == Kind.STREAM:
         return na.ArrayStream(value)
-    if info.kind == Kind.TABLE and want == Kind.COLUMN:
-        return na.Array(arrowkit.column_from_table(arrowkit.read_table(value)))
-    if info.kind == Kind.COLUMN and want == Kind.TABLE:
-        col = arrowkit.read_column(value)
-        return na.Array(arrowkit.table_from_column(col, info.columns[0].name))
+    if (info.kind == Kind.TABLE and want == Kind.COLUMN) or (
+        info.kind == Kind.COLUMN and want == Kind.TABLE
+    ):
+        return na.Array(arrowkit.read(value, want, info))
     return na.Array(value)
 
 

@@ -132,28 +132,16 @@ def _import(value: Any, ctx: Context) -> Any:
     if want == Kind.STREAM or cls is pa.RecordBatchReader:
         if is_arrow_stream(value) and ctx.info.kind != Kind.COLUMN:
             return pa.RecordBatchReader.from_stream(value)
-        if ctx.info.kind == Kind.COLUMN:  # a reader yields record batches: one column
-            col = arrowkit.read_column(value)
-            table = arrowkit.table_from_column(col, ctx.info.columns[0].name)
-        else:
-            table = arrowkit.read_table(value)
+        table = arrowkit.read(value, Kind.TABLE, ctx.info)  # a reader yields record batches
         return pa.RecordBatchReader.from_batches(table.schema, table.to_batches())
     if want == Kind.TABLE:
         if isinstance(value, pa.RecordBatch) and cls is None:
             return value  # already pyarrow (e.g. a copied RecordBatch): keep its type
-        if ctx.info.kind == Kind.COLUMN:
-            table = arrowkit.table_from_column(
-                arrowkit.read_column(value), ctx.info.columns[0].name
-            )
-        else:
-            table = arrowkit.read_table(value)
+        table = arrowkit.read(value, Kind.TABLE, ctx.info)
         if cls is pa.RecordBatch:
             return arrowkit.single_batch(table)
         return table
-    if ctx.info.kind in (Kind.TABLE, Kind.STREAM):  # a one-column table (or stream of one)
-        col = arrowkit.column_from_table(arrowkit.read_table(value))
-    else:
-        col = arrowkit.read_column(value)
+    col = arrowkit.read(value, Kind.COLUMN, ctx.info)  # a one-column table gives its column
     if cls is pa.Array and isinstance(col, pa.ChunkedArray):
         return col.combine_chunks()
     if cls is pa.ChunkedArray and isinstance(col, pa.Array):

@@ -251,18 +251,15 @@ def _import(value: Any, ctx: Context) -> Any:
     if want == Kind.STREAM or cls is a3.RecordBatchReader:
         if is_arrow_stream(value) and info.kind != Kind.COLUMN:
             return a3.RecordBatchReader.from_stream(value)  # lazy: reads the stream once
-        table = _table(value, info)
+        table = arrowkit.read(value, Kind.TABLE, info)
         return a3.RecordBatchReader.from_batches(table.schema, table.to_batches())
     if want == Kind.TABLE:
-        table = _table(value, info)
+        table = arrowkit.read(value, Kind.TABLE, info)
         one_batch = cls is a3.RecordBatch
         if one_batch:
             return a3.RecordBatch.from_arrow(arrowkit.single_batch(table))
         return a3.Table.from_arrow(table)
-    if info.kind in (Kind.TABLE, Kind.STREAM):
-        col = arrowkit.column_from_table(arrowkit.read_table(value))
-    else:
-        col = arrowkit.read_column(value)  # an Array from an array producer, else chunked
+    col = arrowkit.read(value, Kind.COLUMN, info)  # an Array from an array producer, else chunked
     if cls is a3.Array or (cls is None and isinstance(col, pa.Array)):
         if isinstance(col, pa.ChunkedArray):
             col = col.combine_chunks()
@@ -270,13 +267,6 @@ def _import(value: Any, ctx: Context) -> Any:
     if isinstance(col, pa.Array):
         col = pa.chunked_array([col], type=col.type)
     return a3.Table.from_arrow(pa.table({column_name: col})).column(0)  # keeps the name
-
-
-def _table(value: Any, info: DataInfo) -> Any:
-    """A pyarrow Table of the data (a column becomes a one-column table)."""
-    if info.kind == Kind.COLUMN:
-        return arrowkit.table_from_column(arrowkit.read_column(value), info.columns[0].name)
-    return arrowkit.read_table(value)
 
 
 def _named_array(a3: Any, pa: Any, arr: Any, name: str) -> Any:

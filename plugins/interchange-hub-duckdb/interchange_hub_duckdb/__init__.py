@@ -412,12 +412,9 @@ def _time_zone(columns: Sequence[Column]) -> str:
 def _import(value: Any, ctx: Context) -> Any:
     duckdb = _duckdb()
     info = ctx.info
-    if info.kind == Kind.COLUMN:
-        table = arrowkit.table_from_column(arrowkit.read_column(value), info.columns[0].name)
-    else:
-        # Read once: duckdb calls __arrow_c_stream__ several times per scan, and a
-        # one-shot stream would yield nothing (or fail) after the first.
-        table = arrowkit.read_table(value)
+    # Read once: duckdb calls __arrow_c_stream__ several times per scan, and a one-shot
+    # stream would yield nothing (or fail) after the first.
+    table = arrowkit.read(value, Kind.TABLE, info)
     table = _readable(table)
     con = duckdb.connect()
     zone = ""

@@ -13,7 +13,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from interchange_hub._core.device import Device
-    from interchange_hub._core.info import Column, Copy, DataInfo, Estimate, Kind, Loss, Unroutable
+    from interchange_hub._core.info import (
+        Column,
+        Copy,
+        DataInfo,
+        Estimate,
+        Flag,
+        Kind,
+        Loss,
+        Unroutable,
+    )
     from interchange_hub._engine.plans import Plan, Step
     from interchange_hub.adapter import Adapter, Buffer, Context, Edge
     from interchange_hub.errors import (
@@ -63,6 +72,7 @@ _LAZY = {
         "Copy",
         "DataInfo",
         "Estimate",
+        "Flag",
         "Kind",
         "Loss",
         "Unroutable",
@@ -101,6 +111,7 @@ __all__ = [
     "DeviceError",
     "Edge",
     "Estimate",
+    "Flag",
     "Hub",
     "InterchangeError",
     "InvalidOptionError",

@@ -185,3 +185,84 @@ def test_no_route_lists_the_reasons() -> None:
     dst = FakeAdapter("dst", [_edge(DLPACK, "dst")])
     with pytest.raises(ih.NoRouteError, match="no route from src"):
         make_hub(src, dst).plan(Blob(8), to="dst")
+
+
+# -- what the engine takes from the adapters (it names no library itself) -----------------
+
+
+class Aliased(FakeAdapter):
+    def __init__(self, name: str, edges: Sequence[ih.Edge], aliases: tuple[str, ...], **kw: Any):
+        super().__init__(name, edges, **kw)
+        self.aliases = aliases
+
+
+def _readonly_edge(src: str, dst: str) -> ih.Edge:
+    def estimate(ctx: ih.Context) -> Estimate:
+        return Estimate(ctx.info.but(readonly=True), why="views", shared_readonly=True)
+
+    return ih.Edge(src, dst, "fake", "view", estimate, lambda v, ctx: v)
+
+
+def test_a_plugin_adapter_brings_its_own_aliases() -> None:
+    src = FakeAdapter("src", [_edge("src", DLPACK)], owner=True)
+    dst = Aliased("destination", [_edge(DLPACK, "destination")], aliases=("dst", "d"))
+    hub = make_hub(src, dst)
+    assert hub.plan(Blob(8), to="d").target == "destination"
+    assert hub.plan(Blob(8), to=" DST ").target == "destination"
+    with pytest.raises(ih.UnknownTargetError, match="Did you mean 'destination'"):
+        hub.plan(Blob(8), to="dstt")
+
+
+def test_an_alias_taken_by_another_adapter_leaves_the_newcomer_out() -> None:
+    first = FakeAdapter("first", [], owner=True)
+    second = Aliased("second", [], aliases=("first",))
+    hub = make_hub(first, second)  # plugins load on first use
+    with pytest.warns(ih.PluginWarning, match="the alias 'first', a name plugin"):
+        adapters = hub.adapters()
+    assert [a.name for a in adapters] == ["first"]
+
+
+def test_a_protocol_node_may_be_an_alias_but_not_a_name() -> None:
+    hub = make_hub(FakeAdapter("dlpack", []))
+    with pytest.warns(ih.PluginWarning, match="an adapter named 'dlpack'"):
+        assert hub.adapters() == []
+    hub = make_hub(Aliased("mine", [], aliases=("arrow",)))
+    assert hub.registry.get("arrow") is hub.registry.get("mine")
+
+
+def test_the_read_only_note_is_the_target_adapters() -> None:
+    src = FakeAdapter("src", [_readonly_edge("src", DLPACK)], owner=True)
+    plain = FakeAdapter("plain", [_edge(DLPACK, "plain")])
+    noted = FakeAdapter("noted", [_edge(DLPACK, "noted")])
+    noted.readonly_note = "writing to the result changes the source, noted says"
+    hub = make_hub(src, plain, noted)
+    assert "noted says" in " ".join(hub.plan(Blob(8), to="noted").notes)
+    generic = " ".join(hub.plan(Blob(8), to="plain").notes)
+    assert "assignment destination is read-only" in generic and "noted" not in generic
+
+
+def test_the_torch_read_only_note_lives_on_its_adapter() -> None:
+    from interchange_hub.adapters._torch import TorchAdapter
+
+    assert "torch ignores the read-only flag" in TorchAdapter.readonly_note
+
+
+def test_a_device_hint_names_the_adapters_that_hold_that_device() -> None:
+    src = FakeAdapter("src", [_edge("src", DLPACK)], owner=True)
+    cpu_only = FakeAdapter("cpuonly", [_edge(DLPACK, "cpuonly")])
+    gpu = FakeAdapter("gpulib", [], devices=("cuda",))
+    hub = make_hub(src, cpu_only, gpu)
+    with pytest.raises(ih.DeviceError, match=r"holds cuda memory \(gpulib for cuda\)"):
+        hub.plan(Blob(8), to="cpuonly", device="cuda")
+    lonely = make_hub(src, cpu_only)
+    with pytest.raises(ih.DeviceError, match="holds cuda memory$"):
+        lonely.plan(Blob(8), to="cpuonly", device="cuda")
+
+
+def test_built_in_aliases_come_from_the_adapters() -> None:
+    hub = ih.Hub(autoload=False)
+    for alias, name in [("pa", "pyarrow"), ("arrow", "pyarrow"), ("pl", "polars"),
+                        ("pd", "pandas"), ("np", "numpy"), ("pt", "torch"), ("na", "nanoarrow"),
+                        ("cp", "cupy")]:  # fmt: skip
+        adapter = hub.registry.get(alias)
+        assert adapter is not None and adapter.name == name, alias

@@ -8,8 +8,10 @@ results, sharing and warnings of a freshly planned conversion.
 from __future__ import annotations
 
 import itertools
+import warnings
 from typing import Any
 
+import nanoarrow as na
 import numpy as np
 import polars as pl
 import pyarrow as pa
@@ -121,3 +123,34 @@ def test_one_shot_sources_are_never_replayed(hub: ih.Hub) -> None:
         hub.convert(reader, to="polars")
         with pytest.raises(ih.ConsumedSourceError):
             hub.convert(reader, to="polars")
+
+
+def _nullable_ints(names: list[str]) -> pa.Table:
+    a = pa.chunked_array([pa.array([1, None], pa.int8()), pa.array([3, 4], pa.int8())])
+    b = pa.array([1, None, 3, 4], pa.uint16())
+    return pa.table([a, b], names=names)
+
+
+def test_a_route_cached_for_repeated_names_does_not_serve_unique_ones() -> None:
+    # pandas refuses repeated names, so they take the (lossy) tensor route; the route
+    # cache must not hand that route to a table whose names are unique.
+    hub = ih.Hub(autoload=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        hub.convert(na.Array(_nullable_ints(["a0", "a0"])), to="pandas")
+    assert any("does not keep column names" in str(w.message) for w in caught)
+    plan = hub.plan(na.Array(_nullable_ints(["a0", "a1"])), to="pandas")
+    assert plan.lossless and [s.edge.target for s in plan.steps] == ["arrow", "pandas"]
+
+
+def test_a_route_that_renames_columns_is_a_warned_loss() -> None:
+    hub = ih.Hub(autoload=False)
+    repeated = na.Array(_nullable_ints(["a0", "a0"]))
+    plan = hub.plan(repeated, to="pandas")
+    renamed = [loss for loss in plan.losses if "column names" in loss.lost]
+    assert [(loss.source, loss.target) for loss in renamed] == [
+        ("name 'a0'", "name 'column_0'"),
+        ("name 'a0'", "name 'column_1'"),
+    ]
+    with pytest.raises(ih.LossyConversionError, match="does not keep column names"):
+        hub.convert(repeated, to="pandas", strict=True)

@@ -95,8 +95,11 @@ class DataInfo:
     def signature(self) -> tuple[object, ...]:
         """What decides the route: two inputs with one signature get the same route."""
         cols = tuple((c.dtype, c.nulls != 0, c.chunks > 1) for c in self.columns)
+        # Repeated or empty column names rule some targets out (pandas, polars, duckdb).
+        names = [c.name for c in self.columns]
+        naming = (len(set(names)) == len(names), "" in names)
         # A tensor's rows never change the route; its other dimensions can.
-        return (self.kind, cols, self.shape[1:], self.layout, self.device, self.readonly)
+        return (self.kind, cols, naming, self.shape[1:], self.layout, self.device, self.readonly)
 
     def but(self, **changes: object) -> DataInfo:
         """A copy with some fields changed."""

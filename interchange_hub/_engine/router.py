@@ -13,10 +13,10 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from interchange_hub._core.info import DataInfo, Kind, Unroutable, label, report_losses
+from interchange_hub._core.info import DataInfo, Kind, Loss, Unroutable, label, report_losses
 from interchange_hub._engine.plans import Plan, Request, Step, format_bytes, run_steps, runs_of
 from interchange_hub.errors import (
     ConsumedSourceError,
@@ -106,6 +106,7 @@ class Router:
 
     def _replay(self, edges: Sequence[Edge], info: DataInfo, req: Request) -> list[Step] | None:
         """Re-estimate a cached route for new data; None if it no longer fits the request."""
+        start = info
         steps = []
         fresh = False
         for edge in edges:
@@ -120,7 +121,7 @@ class Router:
             return None
         if req.copy and not fresh:
             return None
-        return steps
+        return _keep_names(start, steps)
 
     def _search(self, start: str, info: DataInfo, req: Request) -> _Route:
         index = self._index()
@@ -139,7 +140,8 @@ class Router:
             elif steps and node == req.target:
                 if req.copy and not sat:
                     return
-                route = _Route(list(steps), _cost(steps))
+                kept = _keep_names(info, steps)
+                route = _Route(kept, _cost(kept))
                 if any(s.copies for s in steps) and req.copy is False:
                     if cheapest_copying is None or route.cost < cheapest_copying.cost:
                         cheapest_copying = route
@@ -231,6 +233,29 @@ class Router:
                 self._consumed.add(obj)
             except TypeError:  # not weak-referenceable: cannot be tracked
                 pass
+
+
+def _keep_names(start: DataInfo, steps: list[Step]) -> list[Step]:
+    """``steps``, with a loss on the last step for each table column whose name the route
+    does not keep (a table that goes through a tensor comes back as column_0, ...)."""
+    out = steps[-1].estimate.out
+    tables = (Kind.TABLE, Kind.STREAM)
+    if start.kind not in tables or out.kind not in tables or not out.known:
+        return steps
+    before, after = [c.name for c in start.data_columns], [c.name for c in out.data_columns]
+    if before == after or len(before) != len(after):
+        return steps
+    told = {(x.column, x.target) for s in steps for x in s.losses}  # an adapter said it
+    renamed = tuple(
+        Loss(old, f"name {old!r}", f"name {new!r}", "the route does not keep column names")
+        for old, new in zip(before, after, strict=True)
+        if old != new and (old, f"name {new!r}") not in told
+    )
+    if not renamed:
+        return steps
+    last = steps[-1]
+    estimate = replace(last.estimate, losses=last.estimate.losses + renamed)
+    return [*steps[:-1], replace(last, estimate=estimate)]
 
 
 def _aliases_readonly(steps: Sequence[Step]) -> bool:

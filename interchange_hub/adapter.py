@@ -20,6 +20,15 @@ from typing import TYPE_CHECKING, Any
 
 from interchange_hub._core.deps import installed, require
 from interchange_hub._core.device import CPU, Device, DeviceType
+from interchange_hub._core.dtypes import (
+    is_float,
+    is_integer,
+    is_numeric,
+    is_string,
+    is_temporal,
+    tz_of,
+    unit_of,
+)
 from interchange_hub._core.info import (
     Column,
     Copy,
@@ -72,10 +81,17 @@ __all__ = [
     "is_arrow_device",
     "is_arrow_stream",
     "is_dlpack",
+    "is_float",
+    "is_integer",
+    "is_numeric",
+    "is_string",
+    "is_temporal",
     "move_estimate",
     "passthrough",
     "report_losses",
     "require",
+    "tz_of",
+    "unit_of",
 ]
 
 ARROW = "arrow"

@@ -10,13 +10,10 @@ from typing import Any
 
 from interchange_hub._c.capsule import ARROW_ARRAY_STREAM, check_capsule
 from interchange_hub._core.deps import require
+from interchange_hub._core.dtypes import hub_name
 from interchange_hub._core.info import NO_FLAGS, Column, DataInfo, Flag, Kind
 from interchange_hub._core.protocols import is_arrow_array, is_arrow_stream
 from interchange_hub.adapter import Buffer
-
-# pyarrow's names of the float types, and the hub's.
-FLOAT_NAMES = {"halffloat": "float16", "float": "float32", "double": "float64"}
-ARROW_FLOAT_NAMES = {hub: arrow for arrow, hub in FLOAT_NAMES.items()}
 
 
 def pa_module() -> Any:
@@ -25,8 +22,7 @@ def pa_module() -> Any:
 
 def dtype_name(arrow_type: Any) -> str:
     """pyarrow's name for a type, with floats spelled ``float16/32/64``."""
-    name = str(arrow_type)
-    return FLOAT_NAMES.get(name, name)
+    return hub_name(str(arrow_type))
 
 
 def columns_of_schema(schema: Any) -> tuple[Column, ...]:

@@ -13,17 +13,6 @@ from interchange_hub.errors import MissingDependencyError
 if TYPE_CHECKING:
     from types import ModuleType
 
-# The pip extra that installs each library; keep in step with pyproject.toml.
-EXTRAS = {
-    "pyarrow": "pyarrow",
-    "nanoarrow": "nanoarrow",
-    "polars": "polars",
-    "pandas": "pandas",
-    "numpy": "numpy",
-    "torch": "torch",
-    "cupy": "cupy",
-}
-
 
 def loaded(name: str) -> ModuleType | None:
     """The module if it is already imported: an object of it can only exist if it is."""
@@ -42,11 +31,14 @@ def installed(name: str) -> bool:
 
 
 def require(name: str, why: str = "") -> ModuleType:
-    """Import ``name`` or raise :class:`MissingDependencyError` naming the pip extra."""
+    """Import ``name`` or raise :class:`MissingDependencyError` naming the pip extra
+    (``interchange-hub[<name>]``: every built-in library's extra has its name)."""
     module = sys.modules.get(name)
     if module is not None:
         return module
     try:
         return importlib.import_module(name)
     except ImportError:
-        raise MissingDependencyError(name, EXTRAS.get(name, name), why) from None
+        raise MissingDependencyError(
+            name, name, why
+        ) from None  # each extra is named after its library

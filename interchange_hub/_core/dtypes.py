@@ -102,9 +102,15 @@ def tz_of(dtype: str) -> str:
     return dtype.split("tz=")[1].rstrip("]") if "tz=" in dtype else ""
 
 
-def has_fixed_offset(dtype: str) -> bool:
-    """Whether a timestamp's zone is a fixed offset (``+01:00``) rather than a named zone."""
-    return tz_of(dtype)[:1] in ("+", "-")
+def mentions_fixed_offset(dtype: str) -> bool:
+    """Whether a type, or a type nested in it, is a timestamp with a fixed-offset zone
+    (``+01:00``) rather than a named one."""
+    return "tz=+" in dtype or "tz=-" in dtype
+
+
+def is_string_dictionary(dtype: str) -> bool:
+    """Whether a dictionary type's values are strings (``string`` or ``large_string``)."""
+    return dtype.startswith(("dictionary<values=string", "dictionary<values=large_string"))
 
 
 FIXED_SHAPE_TENSOR = "extension<arrow.fixed_shape_tensor"

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
 from interchange_hub._core.deps import installed, require
+from interchange_hub._core.dtypes import is_string_dictionary, mentions_fixed_offset
 from interchange_hub._core.info import (
     Column,
     Copy,
@@ -320,7 +321,7 @@ def _import_estimate(ctx: Context) -> Estimate:
         elif col.nulls > 0 and Flag.SLICED in col.flags:
             reason = "polars rebuilds the validity bitmap of a sliced column with nulls"
             copies.append(Copy(col.name, max(info.rows, 0) // 8 + 1, reason))
-        if "tz=+" in col.dtype or "tz=-" in col.dtype:
+        if mentions_fixed_offset(col.dtype):
             losses.append(
                 Loss(
                     col.name,
@@ -350,7 +351,7 @@ def _import_copy_reason(dtype: str) -> str:
         return f"polars stores strings as string_view; {dtype} is rebuilt"
     if dtype in ("binary", "large_binary"):
         return f"polars stores binary as binary_view; {dtype} is rebuilt"
-    if dtype.startswith("dictionary<") and not _string_dictionary(dtype):
+    if dtype.startswith("dictionary<") and not is_string_dictionary(dtype):
         return "polars Categoricals hold strings: the dictionary is decoded to its values"
     if dtype.startswith("dictionary<"):
         return "dictionary columns are rebuilt as polars Categorical"
@@ -475,17 +476,10 @@ def _series(value: Any, name: str) -> Any:
 def _needs_rewrite(dtype: str) -> bool:
     """Types polars refuses or misreads, which _for_polars rewrites first."""
     return (
-        "tz=+" in dtype
-        or "tz=-" in dtype
+        mentions_fixed_offset(dtype)
         or dtype.startswith(("fixed_size_list", "date64"))
-        or (dtype.startswith("dictionary<") and not _string_dictionary(dtype))
+        or (dtype.startswith("dictionary<") and not is_string_dictionary(dtype))
     )
-
-
-def _string_dictionary(dtype: str) -> bool:
-    return dtype.startswith(
-        ("dictionary<values=string", "dictionary<values=large_string")
-    )  # +_view
 
 
 def _frame(value: Any, info: DataInfo) -> Any:

@@ -42,12 +42,8 @@ def _torch() -> Any:
     return require("torch", "to make torch tensors")
 
 
-_DTYPES = {"bool": "bool", "bfloat16": "bfloat16"}
-
-
 def _dtype_name(dtype: Any) -> str:
-    name = str(dtype).removeprefix("torch.")
-    return _DTYPES.get(name, name)
+    return str(dtype).removeprefix("torch.")  # torch's names are the hub's
 
 
 def _device(t: Any) -> Device:

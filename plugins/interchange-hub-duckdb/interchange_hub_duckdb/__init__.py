@@ -35,6 +35,7 @@ from interchange_hub.adapter import (
     Unroutable,
     report_losses,
     require,
+    tz_of,
 )
 from interchange_hub.hookspecs import hookimpl
 
@@ -348,7 +349,7 @@ def _plan_column(col: Column, zone: str) -> tuple[str, list[Loss]]:
 def _import_losses(col: Column, zone: str) -> list[Loss]:
     dtype, name = col.dtype, col.name
     if dtype.startswith("timestamp[") and "tz=" in dtype:
-        own = dtype.split("tz=")[1].rstrip("]")
+        own = tz_of(dtype)
         if own != zone and not {own, zone} <= _UTC:
             lost = (
                 f"the time zone {own} is replaced by {zone} (a duckdb connection has one "
@@ -403,7 +404,7 @@ def _time_zone(columns: Sequence[Column]) -> str:
     """
     for col in columns:
         if col.dtype.startswith("timestamp[") and "tz=" in col.dtype:
-            zone = col.dtype.split("tz=")[1].rstrip("]")
+            zone = tz_of(col.dtype)
             if zone and zone[0] not in "+-":
                 return zone
     return "UTC"

@@ -123,7 +123,8 @@ class Hub:
         :param strict: raise :class:`~interchange_hub.errors.LossyConversionError` instead
             of warning when a step cannot keep a column faithfully.
         """
-        return self.planner.convert(obj, to, copy, device, strict)
+        planner = self._planner if self._pm is not None else self.planner  # the hot path
+        return planner.convert(obj, to, copy, device, strict)
 
     def export(self, obj: object) -> Any:
         """An object exposing every interchange dunder that applies to ``obj``."""

@@ -8,7 +8,9 @@
   the router found, re-estimated for new data of the same signature (cheap) instead of
   searched again.
 
-Reads take no lock (a dict lookup is atomic); writes take the one lock. The one eviction
+Reads take no lock (a dict lookup is atomic; the planner reads ``calls`` itself, inline,
+on the hot path); writes take the one lock, and tables are only ever cleared, never
+replaced. The one eviction
 rule: a table that is full starts over. Nothing here names a library.
 """
 
@@ -46,31 +48,21 @@ class RouteCache:
     """Routes remembered by call and by data signature (see the module docstring)."""
 
     def __init__(self) -> None:
-        self._calls: dict[CallKey, FastRoutes] = {}
+        self.calls: dict[CallKey, FastRoutes] = {}  # read directly by the planner's hot path
         self._routes: dict[RouteKey, tuple[Edge, ...]] = {}
         self._lock = threading.Lock()
 
     # -- by call ---------------------------------------------------------------------------
-    def runs_for(self, call: CallKey, obj: object) -> Runs | None:
-        """The remembered steps for this call and ``obj``'s route key, or None.
-
-        Raises TypeError when ``call`` is unhashable (an odd ``to=`` or ``device=``).
-        """
-        fast = self._calls.get(call)
-        if fast is None:
-            return None
-        return fast.runs.get(fast.source.route_key(obj))
-
     def remember_runs(self, call: CallKey, source: Adapter, obj: object, runs: Runs) -> None:
         """Keep ``runs`` for objects with ``obj``'s route key (none: nothing is kept)."""
         key = source.route_key(obj)
         if key is None:
             return
         with self._lock:
-            fast = self._calls.get(call)
+            fast = self.calls.get(call)
             if fast is None:
-                _make_room(self._calls, MAX_CALLS)
-                fast = self._calls[call] = FastRoutes(source)
+                _make_room(self.calls, MAX_CALLS)
+                fast = self.calls[call] = FastRoutes(source)
             _make_room(fast.runs, MAX_KEYS_PER_CALL)
             fast.runs[key] = runs
 
@@ -87,12 +79,12 @@ class RouteCache:
     def clear(self) -> None:
         """Forget every route (after adapters or edges are registered)."""
         with self._lock:
-            self._calls.clear()
+            self.calls.clear()
             self._routes.clear()
 
     def sizes(self) -> tuple[int, int]:
         """(calls kept by the fast path, routes kept by data signature)."""
-        return len(self._calls), len(self._routes)
+        return len(self.calls), len(self._routes)
 
 
 def _make_room(table: dict[Any, Any], limit: int) -> None:

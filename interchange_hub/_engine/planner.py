@@ -39,18 +39,21 @@ class Planner:
         self.registry = registry
         self._router = router
         self._cache = cache
+        self._calls = cache.calls  # read without a lock on the hot path (see RouteCache)
 
     # -- the verbs -------------------------------------------------------------------------
     def convert(
         self, obj: object, to: object, copy: bool | None, device: str | Device | None, strict: bool
     ) -> Any:
         call = (type(obj), to, copy, device, strict)
-        try:
-            runs = self._cache.runs_for(call, obj)
+        try:  # the fast path, inline: RouteCache.runs_for without the call
+            fast = self._calls.get(call)
         except TypeError:  # an unhashable to= or device=: the slow path explains
-            runs = None
-        if runs is not None:
-            return run_steps(obj, runs)
+            fast = None
+        if fast is not None:
+            runs = fast.runs.get(fast.source.route_key(obj))
+            if runs is not None:
+                return run_steps(obj, runs)
         plan, request, source = self._plan(obj, to, copy, device, strict)
         if plan.deferred:  # a stream of unknown schema: read it once, then plan for real
             return self.convert(read_once(obj), to, copy, device, strict)

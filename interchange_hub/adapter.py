@@ -119,7 +119,7 @@ class Edge:
     """One conversion step from node ``source`` to node ``target``.
 
     :param estimate: ``estimate(context) -> Estimate``; cheap, runs at planning time on
-        ``context.info`` and raises :class:`~interchange_hub._core.info.Unroutable` when it
+        ``context.info`` and raises :class:`~interchange_hub.adapter.Unroutable` when it
         cannot carry the data.
     :param run: ``run(value, context) -> value``; does the conversion.
     :param requires: modules that must be installed for this edge to be considered.

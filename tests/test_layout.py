@@ -8,8 +8,6 @@ floor in ``FLOORS`` before this test passes, so the layering is a decision, not 
 from __future__ import annotations
 
 import ast
-import io
-import tokenize
 from pathlib import Path
 
 import pytest
@@ -98,7 +96,8 @@ def _resolve(name: str) -> str | None:
 
 
 def imports_of(module: str) -> set[str]:
-    """The package modules ``module`` imports, anywhere in its source."""
+    """The package modules ``module`` imports, anywhere in its source (a name that is no
+    module of the package, such as a stale path, is kept: the tests report it)."""
     tree = ast.parse(MODULES[module].read_text(), str(MODULES[module]))
     found: set[str] = set()
     for node in ast.walk(tree):
@@ -117,12 +116,49 @@ def imports_of(module: str) -> set[str]:
             continue
         for name in names:
             target = _resolve(name)
-            if target is not None and target != module and target not in SUBPACKAGES:
+            if target is not None and target != module:
                 found.add(target)
     return found
 
 
 GRAPH = {module: imports_of(module) for module in MODULES if module not in SUBPACKAGES}
+
+
+def test_every_import_names_a_module_of_the_package() -> None:
+    # Catches stale paths (a moved module still named under TYPE_CHECKING) and imports of
+    # names from a subpackage (whose __init__ holds none: import from the module).
+    wrong = [
+        f"{module} imports interchange_hub.{target}"
+        for module, targets in GRAPH.items()
+        for target in sorted(targets)
+        if target not in GRAPH
+    ]
+    assert not wrong, wrong
+
+
+def test_subpackage_inits_hold_only_a_docstring() -> None:
+    # Importing any module of a subpackage runs its __init__ first: code there would sit
+    # outside the floors.
+    for name in SUBPACKAGES:
+        body = ast.parse(MODULES[name].read_text()).body
+        assert len(body) == 1 and isinstance(body[0], ast.Expr), name
+        assert isinstance(body[0].value, ast.Constant), name
+
+
+def test_module_paths_in_strings_exist() -> None:
+    # DEFAULT_PLUGINS and the lazy names of __init__ import by string.
+    stale = []
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            text = node.value if isinstance(node, ast.Constant) else None
+            if (
+                isinstance(text, str)
+                and text.startswith("interchange_hub.")
+                and " " not in text
+                and text.removeprefix("interchange_hub.") not in MODULES
+            ):
+                stale.append(f"{module}: {text!r}")
+    assert not stale, stale
 
 
 def test_every_module_has_a_floor() -> None:
@@ -142,6 +178,7 @@ def test_every_import_goes_down_or_sideways() -> None:
         for target in sorted(targets)
         if target in GRAPH and _floor_of(target) > _floor_of(module)
     ]
+    assert GRAPH["hub"] and GRAPH["_engine.planner"]  # the graph was read at all
     assert not upward, "imports that run back up:\n" + "\n".join(upward)
 
 
@@ -186,25 +223,44 @@ def test_at_most_twelve_public_top_level_modules() -> None:
 
 
 def _code_words(path: Path) -> set[tuple[int, str]]:
-    """The identifiers and the words of string literals in ``path``, with line numbers;
-    comments and docstrings are left out (they may explain with examples)."""
-    source = path.read_text()
+    """The words of ``path``'s code, with line numbers: identifiers (split at underscores,
+    so ``pa_table`` gives ``pa``) and the words of string literals, f-strings included.
+    Comments and docstrings are left out: they may explain with examples."""
+    tree = ast.parse(path.read_text())
     docstrings = {
-        node.body[0].value.lineno
-        for node in ast.walk(ast.parse(source))
+        id(node.body[0].value)
+        for node in ast.walk(tree)
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
         and node.body
         and isinstance(node.body[0], ast.Expr)
         and isinstance(node.body[0].value, ast.Constant)
-        and isinstance(node.body[0].value.value, str)
     }
     words: set[tuple[int, str]] = set()
-    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-        if tok.type == tokenize.NAME:
-            words.add((tok.start[0], tok.string))
-        elif tok.type == tokenize.STRING and tok.start[0] not in docstrings:
-            text = "".join(c if c.isalnum() else " " for c in tok.string)
-            words |= {(tok.start[0], w) for w in text.split()}
+
+    def add(line: int, text: str) -> None:
+        clean = "".join(c if c.isalnum() else " " for c in text)
+        words.update((line, w) for w in clean.split())
+
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Name):
+            add(line, node.id)
+        elif isinstance(node, ast.Attribute):
+            add(line, node.attr)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            add(line, node.name)
+        elif isinstance(node, ast.arg):
+            add(line, node.arg)
+        elif isinstance(node, ast.alias):
+            add(line, node.asname or node.name)
+        elif isinstance(node, ast.keyword) and node.arg:
+            add(line, node.arg)
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+        ):
+            add(line, node.value)
     return words
 
 
@@ -216,8 +272,11 @@ def test_the_engine_names_no_library(module: str) -> None:
 
 def test_the_word_check_would_catch_a_library_name(tmp_path: Path) -> None:
     sample = tmp_path / "sample.py"
-    sample.write_text('"""About pandas."""\n# polars here is fine\nNOTE = "torch ignores it"\n')
-    assert {w for _, w in _code_words(sample)} & LIBRARY_NAMES == {"torch"}
+    sample.write_text(
+        '"""About pandas."""\n# polars here is fine\nNOTE = "torch ignores it"\n'
+        'def f(pa_table): return f"{pa_table} via cupy"\n'
+    )
+    assert {w for _, w in _code_words(sample)} & LIBRARY_NAMES == {"torch", "pa", "cupy"}
 
 
 PLUGIN_FACE = {"__init__", "adapter", "arrowkit", "hookspecs", "errors", "testing",
@@ -229,6 +288,8 @@ PLUGIN_FACE = {"__init__", "adapter", "arrowkit", "hookspecs", "errors", "testin
     [
         *sorted((ROOT / "plugins").glob("*/interchange_hub_*/*.py")),
         ROOT / "tests" / "fake_plugins" / "boxes.py",
+        # tests/fake_plugins/simdevice.py is left out on purpose: it stands in for the
+        # built-in GPU adapters (cupy, torch) and uses the same private device bridge.
     ],
     ids=lambda p: str(p.relative_to(ROOT)),
 )

@@ -205,7 +205,7 @@ def _readonly_edge(src: str, dst: str) -> ih.Edge:
 
 def test_a_plugin_adapter_brings_its_own_aliases() -> None:
     src = FakeAdapter("src", [_edge("src", DLPACK)], owner=True)
-    dst = Aliased("destination", [_edge(DLPACK, "destination")], aliases=("dst", "d"))
+    dst = Aliased("destination", [_edge(DLPACK, "destination")], aliases=("DST", "d"))
     hub = make_hub(src, dst)
     assert hub.plan(Blob(8), to="d").target == "destination"
     assert hub.plan(Blob(8), to=" DST ").target == "destination"

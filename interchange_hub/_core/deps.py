@@ -39,6 +39,5 @@ def require(name: str, why: str = "") -> ModuleType:
     try:
         return importlib.import_module(name)
     except ImportError:
-        raise MissingDependencyError(
-            name, name, why
-        ) from None  # each extra is named after its library
+        # Each built-in library's pip extra is named after it.
+        raise MissingDependencyError(name, name, why) from None

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from collections.abc import Hashable
@@ -48,8 +48,9 @@ class RouteCache:
     """Routes remembered by call and by data signature (see the module docstring)."""
 
     def __init__(self) -> None:
-        self.calls: dict[CallKey, FastRoutes] = {}  # read directly by the planner's hot path
-        self._routes: dict[RouteKey, tuple[Edge, ...]] = {}
+        # Read directly by the planner's hot path: cleared, never replaced (Final).
+        self.calls: Final[dict[CallKey, FastRoutes]] = {}
+        self._routes: Final[dict[RouteKey, tuple[Edge, ...]]] = {}
         self._lock = threading.Lock()
 
     # -- by call ---------------------------------------------------------------------------

@@ -46,7 +46,7 @@ class Planner:
         self, obj: object, to: object, copy: bool | None, device: str | Device | None, strict: bool
     ) -> Any:
         call = (type(obj), to, copy, device, strict)
-        try:  # the fast path, inline: RouteCache.runs_for without the call
+        try:  # the fast path, read inline (one call less per repeated conversion)
             fast = self._calls.get(call)
         except TypeError:  # an unhashable to= or device=: the slow path explains
             fast = None
@@ -154,7 +154,11 @@ class Planner:
         place = Device.parse(device)
         if place.kind not in adapter.devices:
             holders = [n for n in self.registry.holders(place.kind) if n != adapter.name]
-            hint = f" ({' or '.join(holders)} for {place.kind})" if holders else ""
+            hint = (
+                f" ({' or '.join(holders)} for {place.kind})"
+                if holders and not place.is_cpu
+                else ""
+            )
             raise DeviceError(
                 f"{adapter.name} keeps data on {' or '.join(adapter.devices)}, not on {place}; "
                 f"pass device=None (or one of those), or convert to a library that holds "

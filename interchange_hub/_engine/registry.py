@@ -36,12 +36,17 @@ class Registry:
         self._lock = threading.Lock()
 
     # -- registration -------------------------------------------------------------------
-    def add_adapter(self, adapter: Adapter, plugin: str = "") -> str:
-        """Store ``adapter``; return why it was refused ("" when stored)."""
+    def add_adapter(self, adapter: object, plugin: str = "") -> str:
+        """Store ``adapter``; return why it was refused ("" when stored).
+
+        Names and aliases are taken first come, first served: the built-in plugins
+        register first, so their names and aliases win over a third-party plugin's.
+        """
         if not isinstance(adapter, Adapter) or not adapter.name:
             return f"it registered {adapter!r}, which is not a named interchange_hub.Adapter"
+        aliases = [a.strip().lower() for a in adapter.aliases]  # as to= is read
         with self._lock:
-            for name in (adapter.name, *adapter.aliases):
+            for name in (adapter.name, *aliases):
                 # A protocol node cannot be an adapter's name (the graph would mix them
                 # up), but it can be an alias: to="arrow" means pyarrow.
                 node = name == adapter.name and name in PROTOCOL_NODES
@@ -53,7 +58,7 @@ class Registry:
                         "rename the adapter or drop the alias"
                     )
             self._records[adapter.name] = AdapterRecord(adapter, plugin, tuple(adapter.edges()))
-            self._aliases.update(dict.fromkeys(adapter.aliases, adapter.name))
+            self._aliases.update(dict.fromkeys(aliases, adapter.name))
             self._owner_cache.clear()
         return ""
 

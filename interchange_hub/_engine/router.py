@@ -61,8 +61,7 @@ class Router:
 
     def invalidate(self) -> None:
         """Forget the edge index and the cached routes (after registering adapters)."""
-        with self._lock:
-            self._by_source = None
+        self._by_source = None  # rebuilt on the next search (an assignment is atomic)
         self._cache.clear()
 
     def _index(self) -> dict[str, list[Edge]]:
@@ -121,7 +120,9 @@ class Router:
             return None
         if req.copy and not fresh:
             return None
-        return _keep_names(start, steps)
+        if _keep_names(start, steps) is not steps:
+            return None  # the route loses these columns' names: look for one that keeps them
+        return steps
 
     def _search(self, start: str, info: DataInfo, req: Request) -> _Route:
         index = self._index()

@@ -229,11 +229,11 @@ def _import_estimate(ctx: Context) -> Estimate:
         if name in ("Array", "RecordBatch") and col.chunks > 1:
             reason = f"{col.chunks} chunks are combined into one {name}"
             copies.append(Copy(col.name, col.nbytes, reason))
-        elif "sliced" in col.flags and col.nulls > 0 and col.dtype != "bool":
+        elif Flag.SLICED in col.flags and col.nulls > 0 and col.dtype != "bool":
             # The result's bitmap cannot be shown to be the source's (see _REALIGNED); at
             # an offset that is a multiple of 8 it is, and the claim is conservative.
             copies.append(Copy(col.name, max(info.rows, 0) // 8 + 1, _REALIGNED))
-        elif "sliced" in col.flags and not _measured_by_slice(col.dtype):
+        elif Flag.SLICED in col.flags and not _measured_by_slice(col.dtype):
             copies.append(Copy(col.name, col.nbytes, _UNMEASURED))
     why = "imported through the C stream/array interface (the C structs are moved)"
     if want == Kind.STREAM and info.kind == Kind.STREAM:

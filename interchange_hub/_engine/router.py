@@ -239,6 +239,8 @@ class Router:
 def _keep_names(start: DataInfo, steps: list[Step]) -> list[Step]:
     """``steps``, with a loss on the last step for each table column whose name the route
     does not keep (a table that goes through a tensor comes back as column_0, ...)."""
+    if not steps:
+        return steps
     out = steps[-1].estimate.out
     tables = (Kind.TABLE, Kind.STREAM)
     if start.kind not in tables or out.kind not in tables or not out.known:

@@ -18,7 +18,6 @@ from interchange_hub._core.device import CPU
 from interchange_hub._core.info import Kind
 from interchange_hub._core.protocols import has_dunder, is_arrow_array, is_arrow_stream
 from interchange_hub.adapter import ARROW, ARROW_DEVICE, DLPACK
-from interchange_hub.arrowkit import ArrowStreamProducer
 from interchange_hub.errors import ConversionError, InterchangeError, NoRouteError
 
 if TYPE_CHECKING:
@@ -69,7 +68,7 @@ def _arrow_c_stream(self: Exported, requested_schema: object | None = None) -> o
     if requested_schema is None:
         if not is_arrow_stream(value):
             value = _materialise(self, value)
-        return ArrowStreamProducer(value).__arrow_c_stream__()
+        return arrowkit.ArrowStreamProducer(value).__arrow_c_stream__()
     # Producers may ignore or refuse requested_schema; pyarrow casts to it, so the
     # consumer gets the schema it asked for whatever the source library does.
     data = _cast_to(_materialise(self, value), requested_schema)

@@ -28,7 +28,6 @@ from interchange_hub._core.info import (
     Unroutable,
 )
 from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge
-from interchange_hub.arrowkit import ArrowStreamProducer
 from interchange_hub.errors import NoRouteError
 from interchange_hub.hookspecs import hookimpl
 
@@ -264,7 +263,7 @@ def _exported(col: Column) -> Column:
 
 
 def _export(value: Any, ctx: Context) -> Any:
-    return ArrowStreamProducer(value)
+    return arrowkit.ArrowStreamProducer(value)
 
 
 # Arrow types that pandas keeps as ArrowDtype (shared buffers): see _arrow_backed.

@@ -15,6 +15,8 @@ Everything else in the package is private and may move.
 
 from __future__ import annotations
 
+import itertools
+import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -71,6 +73,7 @@ __all__ = [
     "Edge",
     "Estimate",
     "Flag",
+    "IdentityKeys",
     "Kind",
     "Loss",
     "Unroutable",
@@ -92,6 +95,7 @@ __all__ = [
     "require",
     "tz_of",
     "unit_of",
+    "with_context",
 ]
 
 ARROW = "arrow"
@@ -125,6 +129,13 @@ class Edge:
     :param requires: modules that must be installed for this edge to be considered.
     :param devices: the device kinds (``Device.kind``: "cpu", "cuda", ...) whose memory
         the edge accepts as input; the router never hands it data on another device.
+    :param bind: optional ``bind(context) -> run1 | None`` for the hot path: a one-argument
+        function doing what ``run(value, context)`` does for that context, with every
+        decision that depends only on the context taken once, when the route is planned
+        (``pl.DataFrame`` itself, say), or None when the step has nothing to do for that
+        context. It must behave exactly like ``run``; the hub calls it on the first
+        conversion as well, so the tests of a conversion cover it. ``run`` itself stays,
+        for callers that have a value and a context.
     """
 
     source: str
@@ -135,9 +146,87 @@ class Edge:
     run: Callable[[Any, Context], Any]
     requires: tuple[str, ...] = ()
     devices: tuple[str, ...] = ("cpu",)
+    bind: Callable[[Context], Callable[[Any], Any] | None] | None = None
 
     def __repr__(self) -> str:
         return f"<Edge {self.source}->{self.target} via {self.protocol} ({self.adapter})>"
+
+    def bound(self, ctx: Context) -> Callable[[Any], Any] | None:
+        """The one-argument run for ``ctx`` (None: nothing to do, as for a passthrough)."""
+        if self.run is passthrough:
+            return None
+        if self.bind is not None:
+            return self.bind(ctx)
+        return with_context(self.run, ctx)
+
+
+class IdentityKeys:
+    """Route keys of immutable objects (pyarrow and nanoarrow data), computed once per
+    object: a repeated conversion of the same object then costs a dictionary lookup and
+    a weak-reference check instead of a walk over its columns.
+
+    Each distinct key is interned as a small int, so that the hub's own lookup does not
+    hash a schema on every call either; equal keys of different objects share one token.
+    Only for types whose route-relevant layout cannot change after creation. Objects that
+    cannot be weakly referenced get their token looked up every time; entries go when
+    their object dies, and a full table starts over (tokens are never reused).
+    """
+
+    __slots__ = ("_compute", "_keys", "_limit", "_tokens")
+
+    def __init__(self, compute: Callable[[Any], Hashable | None], limit: int = 1024) -> None:
+        self._compute = compute
+        self._keys: dict[int, tuple[weakref.ref[Any], int | None]] = {}
+        self._tokens: dict[Hashable, int] = {}
+        self._limit = limit
+
+    def __call__(self, obj: Any) -> int | None:
+        entry = self._keys.get(id(obj))
+        if entry is not None and entry[0]() is obj:
+            return entry[1]
+        token = self._token(self._compute(obj))
+        keys, ident = self._keys, id(obj)
+
+        def forget(ref: weakref.ref[Any]) -> None:
+            if keys.get(ident, (None,))[0] is ref:
+                keys.pop(ident, None)
+
+        try:
+            ref = weakref.ref(obj, forget)
+        except TypeError:
+            return token
+        if len(keys) >= self._limit:
+            keys.clear()
+        keys[ident] = (ref, token)
+        return token
+
+    def _token(self, key: Hashable | None) -> int | None:
+        if key is None:
+            return None
+        tokens = self._tokens
+        token = tokens.get(key)
+        if token is None:
+            token = _next_token()
+            if len(tokens) >= self._limit:
+                tokens.clear()
+            tokens[key] = token
+        return token
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
+_next_token = itertools.count(1).__next__  # tokens of every IdentityKeys, never reused
+
+
+def with_context(run: Callable[[Any, Context], Any], ctx: Context) -> Callable[[Any], Any]:
+    """``run`` with its context bound: what an edge's ``bind`` returns where it has no
+    faster call for that context."""
+
+    def step(value: Any) -> Any:
+        return run(value, ctx)
+
+    return step
 
 
 def passthrough(value: Any, ctx: Context) -> Any:

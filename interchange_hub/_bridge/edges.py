@@ -10,13 +10,16 @@ fixed-shape tensor column. The copy edges make new buffers when ``copy=True`` as
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
 from interchange_hub._bridge import tensors
 from interchange_hub._core.info import Copy, Estimate, Kind, Unroutable
 from interchange_hub.adapter import ARROW, ARROW_DEVICE, DLPACK, Context, Edge
 from interchange_hub.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 BRIDGE = "bridge"
 _NEEDS = ("pyarrow", "numpy")
@@ -28,6 +31,10 @@ def _to_dlpack_estimate(ctx: Context) -> Estimate:
 
 def _to_dlpack(value: Any, ctx: Context) -> Any:
     return tensors.arrow_to_tensor(value, ctx, dlpack_only=True)
+
+
+def _to_dlpack_bind(ctx: Context) -> Callable[[Any], Any]:
+    return tensors.bind_arrow_to_tensor(ctx, dlpack_only=True)
 
 
 def _from_dlpack_estimate(ctx: Context) -> Estimate:
@@ -83,7 +90,18 @@ def register_edges(register: Any) -> None:
             ("pyarrow",),
         )
     )
-    register(Edge(ARROW, DLPACK, BRIDGE, "Array.to_numpy", _to_dlpack_estimate, _to_dlpack, _NEEDS))
+    register(
+        Edge(
+            ARROW,
+            DLPACK,
+            BRIDGE,
+            "Array.to_numpy",
+            _to_dlpack_estimate,
+            _to_dlpack,
+            _NEEDS,
+            bind=_to_dlpack_bind,
+        )
+    )
     register(
         Edge(
             DLPACK,

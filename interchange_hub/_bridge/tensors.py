@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
 from interchange_hub._core.deps import require
@@ -36,6 +36,9 @@ from interchange_hub._core.info import (
 )
 from interchange_hub.adapter import Buffer, Context
 from interchange_hub.errors import NoRouteError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 TENSOR_NAME = ""  # the column name of a 1-D tensor
 UNKNOWN_NULLS = "nulls are unknown until the stream is read"
@@ -317,6 +320,46 @@ def arrow_to_tensor(value: Any, ctx: Context, dlpack_only: bool) -> Any:
     else:
         arr = table_to_ndarray(data, dlpack_only)
     return writable_copy(arr) if ctx.copy else arr
+
+
+_TENSOR_DTYPES = frozenset(
+    ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64")
+)
+
+
+def bind_arrow_to_tensor(ctx: Context, dlpack_only: bool) -> Callable[[Any], Any]:
+    """:func:`arrow_to_tensor` for ``ctx``: for a plain table (two or more null-free,
+    single-chunk columns of one integer or float type, no index) pyarrow's own
+    ``RecordBatch.to_tensor(row_major=False)``, the same column-major copy made in C++
+    in one call; for everything else :func:`arrow_to_tensor` itself."""
+    info = ctx.info
+    cols = info.columns
+    plain = (
+        info.kind == Kind.TABLE
+        and not ctx.copy
+        and len(cols) > 1
+        and len({c.dtype for c in cols}) == 1
+        and cols[0].dtype in _TENSOR_DTYPES
+        and all(c.nulls == 0 and c.chunks == 1 and not c.flags - _PLAIN_FLAGS for c in cols)
+    )
+    if not plain:
+        return lambda value: arrow_to_tensor(value, ctx, dlpack_only)
+    pa, np = arrowkit.pa_module(), np_module()
+    table, batch, read_table, asarray = pa.Table, pa.RecordBatch, arrowkit.read_table, np.asarray
+
+    def to_tensor(value: Any) -> Any:
+        data = value if type(value) is table or type(value) is batch else read_table(value)
+        if type(data) is table:
+            batches = data.to_batches()
+            if len(batches) != 1:  # pragma: no cover - the plan saw one chunk per column
+                return arrow_to_tensor(value, ctx, dlpack_only)
+            data = batches[0]
+        return asarray(data.to_tensor(row_major=False))
+
+    return to_tensor
+
+
+_PLAIN_FLAGS = frozenset({Flag.SLICED, Flag.ONE_BLOCK})
 
 
 def _drop_validity(data: Any, names: set[str]) -> Any:

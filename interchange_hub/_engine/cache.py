@@ -1,7 +1,7 @@
 """The route cache of one hub: both kinds of remembered routes, one lock, one eviction rule.
 
 - **By call** (the fast path): ``(type, to, copy, device, strict)`` -> the source's adapter
-  and, per route key (:meth:`Adapter.route_key`), the steps to rerun. A repeated
+  and, per route key (:meth:`Adapter.route_key`), the compiled steps to rerun. A repeated
   conversion then costs a route key and the steps themselves: nothing is described or
   planned.
 - **By data signature**: ``(type, DataInfo.signature, request)`` -> the edges of the route
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 if TYPE_CHECKING:
     from collections.abc import Hashable
 
-    from interchange_hub._engine.plans import Request, Runs
+    from interchange_hub._engine.plans import Compiled, Request
     from interchange_hub.adapter import Adapter, Edge
 
 #: (type of the object, to=, copy=, device=, strict=) as passed to convert.
@@ -41,7 +41,7 @@ class FastRoutes:
     """What the fast path keeps for one call: the source's adapter and its routes."""
 
     source: Adapter
-    runs: dict[Hashable, Runs] = field(default_factory=dict)
+    runs: dict[Hashable, Compiled] = field(default_factory=dict)
 
 
 class RouteCache:
@@ -54,8 +54,9 @@ class RouteCache:
         self._lock = threading.Lock()
 
     # -- by call ---------------------------------------------------------------------------
-    def remember_runs(self, call: CallKey, source: Adapter, obj: object, runs: Runs) -> None:
-        """Keep ``runs`` for objects with ``obj``'s route key (none: nothing is kept)."""
+    def remember_runs(self, call: CallKey, source: Adapter, obj: object, runs: Compiled) -> None:
+        """Keep ``runs`` (the compiled steps) for objects with ``obj``'s route key (none:
+        nothing is kept)."""
         key = source.route_key(obj)
         if key is None:
             return

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from interchange_hub._bridge.protocol_source import PROTOCOL_SOURCE, entry, read_once
 from interchange_hub._core.deps import installed
 from interchange_hub._core.device import Device
-from interchange_hub._engine.plans import Request, run_steps, runs_of
+from interchange_hub._engine.plans import Request, compile_runs, runs_of
 from interchange_hub.errors import (
     DeviceError,
     InterchangeError,
@@ -51,18 +51,20 @@ class Planner:
         except TypeError:  # an unhashable to= or device=: the slow path explains
             fast = None
         if fast is not None:
-            runs = fast.runs.get(fast.source.route_key(obj))
-            if runs is not None:
-                return run_steps(obj, runs)
+            run = fast.runs.get(fast.source.route_key(obj))
+            if run is not None:
+                return run(obj)
         plan, request, source = self._plan(obj, to, copy, device, strict)
         if plan.deferred:  # a stream of unknown schema: read it once, then plan for real
             return self.convert(read_once(obj), to, copy, device, strict)
         one_shot = source.is_one_shot(obj)
-        result = self._router.execute(obj, plan, request, one_shot)
+        # The first call runs the very function the fast path keeps.
+        compiled = compile_runs(runs_of(plan, request))
+        result = self._router.execute(obj, plan, request, one_shot, compiled)
         # A lossy route warns on every call, so it is planned every time; a move to a
         # default device is not kept either: the default (the current GPU) may change.
         if not (one_shot or plan.losses or (plan.device_moves and device is None)):
-            self._cache.remember_runs(call, source, obj, runs_of(plan, request))
+            self._cache.remember_runs(call, source, obj, compiled)
         return result
 
     def plan(

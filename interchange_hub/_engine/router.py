@@ -17,7 +17,15 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub._core.info import DataInfo, Kind, Loss, Unroutable, label, report_losses
-from interchange_hub._engine.plans import Plan, Request, Step, format_bytes, run_steps, runs_of
+from interchange_hub._engine.plans import (
+    Compiled,
+    Plan,
+    Request,
+    Step,
+    compile_runs,
+    format_bytes,
+    runs_of,
+)
 from interchange_hub.errors import (
     ConsumedSourceError,
     CopyRequiredError,
@@ -215,12 +223,22 @@ class Router:
         return plan
 
     # -- execution ------------------------------------------------------------------------
-    def execute(self, obj: object, plan: Plan, request: Request, one_shot: bool) -> object:
+    def execute(
+        self,
+        obj: object,
+        plan: Plan,
+        request: Request,
+        one_shot: bool,
+        compiled: Compiled | None = None,
+    ) -> object:
+        """Run ``plan`` (``compiled``: its steps, compiled by the caller to keep them)."""
         if one_shot and plan.steps:
             self._claim(obj)
 
         report_losses(plan.losses, plan.target, strict=False)
-        return run_steps(obj, runs_of(plan, request))
+        if compiled is None:
+            compiled = compile_runs(runs_of(plan, request))
+        return compiled(obj)
 
     def _claim(self, obj: object) -> None:
         with self._lock:

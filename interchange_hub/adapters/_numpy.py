@@ -17,7 +17,7 @@ from interchange_hub.adapter import ARROW, DLPACK, Adapter, Buffer, Context, Edg
 from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from collections.abc import Hashable, Mapping, Sequence
+    from collections.abc import Callable, Hashable, Mapping, Sequence
 
 
 @cache
@@ -77,6 +77,7 @@ class NumpyAdapter(Adapter):
                 _from_arrow_estimate,
                 _from_arrow,
                 ("numpy", "pyarrow"),
+                bind=_from_arrow_bind,
             ),
         )
 
@@ -136,6 +137,10 @@ def _from_arrow_estimate(ctx: Context) -> Estimate:
 
 def _from_arrow(value: Any, ctx: Context) -> Any:
     return tensors.arrow_to_tensor(value, ctx, dlpack_only=False)
+
+
+def _from_arrow_bind(ctx: Context) -> Callable[[Any], Any]:
+    return tensors.bind_arrow_to_tensor(ctx, dlpack_only=False)
 
 
 @hookimpl

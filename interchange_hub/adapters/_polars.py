@@ -25,12 +25,12 @@ from interchange_hub._core.info import (
     Loss,
     Unroutable,
 )
-from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge
+from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge, with_context
 from interchange_hub.errors import ConversionError
 from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from collections.abc import Hashable, Mapping, Sequence
+    from collections.abc import Callable, Hashable, Mapping, Sequence
 
 
 # Columns of a LazyFrame: converting back to polars (with copy=True) keeps it lazy.
@@ -89,6 +89,11 @@ class PolarsAdapter(Adapter):
         cls = type(obj)
         if (cls is not pl.DataFrame and cls is not pl.Series) or not len(obj):
             return None
+        if cls is pl.DataFrame:
+            try:
+                return _frame_key(obj)
+            except AttributeError:  # polars changed its private handle: the public calls
+                pass
         series = obj.get_columns() if cls is pl.DataFrame else (obj,)
         if any(s.null_count() for s in series):
             return None  # nullable columns are probed by address in describe, every time
@@ -119,6 +124,7 @@ class PolarsAdapter(Adapter):
                 _export_estimate,
                 _export,
                 ("polars",),
+                bind=_export_bind,
             ),
             Edge(
                 ARROW,
@@ -128,6 +134,7 @@ class PolarsAdapter(Adapter):
                 _import_estimate,
                 _import,
                 ("polars",),
+                bind=_import_bind,
             ),
         )
 
@@ -271,6 +278,45 @@ def _export(value: Any, ctx: Context) -> Any:
     return value
 
 
+def _frame_key(df: Any) -> Hashable | None:
+    """A DataFrame's route key from polars' native frame in a few calls (about 1.3 µs for
+    4 columns, against 4.6 µs through the Series wrappers): names, dtype strings, chunk
+    counts. Nested and enum dtypes, whose strings leave out their fields or categories,
+    add the full dtypes. None for frames with nulls (probed by address in describe)."""
+    native = df._df
+    columns = native.get_columns()
+    if any(c.null_count() for c in columns):
+        return None
+    dtypes = tuple(native.dtype_strings())
+    if any("struct" in d or "enum" in d for d in dtypes):
+        try:
+            return (
+                tuple(native.columns()),
+                tuple(df.dtypes),
+                tuple([c.n_chunks() for c in columns]),
+            )
+        except TypeError:  # an unhashable dtype
+            return None
+    return (tuple(native.columns()), dtypes, tuple([c.n_chunks() for c in columns]))
+
+
+def _export_bind(ctx: Context) -> Callable[[Any], Any] | None:
+    """Nothing to do for a frame or Series that polars exports as it is (the route key
+    keeps chunk counts and dtypes, so the context holds for every object it serves)."""
+    info = ctx.info
+    if (
+        info.known
+        and info.kind != Kind.STREAM
+        and info.columns  # a LazyFrame of no columns has no flag to say it is lazy
+        and not any(
+            c.dtype in _WIDE_INTS or c.chunks != 1 or Flag.LAZYFRAME in c.flags
+            for c in info.columns
+        )
+    ):
+        return None
+    return with_context(_export, ctx)
+
+
 _WIDE_INTS = ("int128", "uint128")
 _DECIMAL = "decimal128(38, 0)"
 
@@ -391,6 +437,33 @@ def _import(value: Any, ctx: Context) -> Any:
         ctx.kind is None and info.columns and Flag.LAZYFRAME in info.columns[0].flags
     )
     return frame.lazy() if lazy else frame
+
+
+def _import_bind(ctx: Context) -> Callable[[Any], Any] | None:
+    """``pl.DataFrame`` itself for a plain table, ``pl.from_arrow`` for a plain column:
+    what :func:`_import` ends in when no type needs rewriting and nothing is lazy."""
+    info = ctx.info
+    want = ctx.kind or info.kind
+    if (
+        not info.known
+        or not info.columns
+        or any(_needs_rewrite(c.dtype) or Flag.LAZYFRAME in c.flags for c in info.columns)
+        or not installed("pyarrow")
+    ):
+        return with_context(_import, ctx)
+    pl = _pl()
+    if info.kind == Kind.TABLE and want == Kind.TABLE and all(c.chunks == 1 for c in info.columns):
+        return pl.DataFrame  # type: ignore[no-any-return]
+    if info.kind == Kind.COLUMN and want == Kind.COLUMN:
+        name = info.columns[0].name if info.columns else ""
+        from_arrow, read_column = pl.from_arrow, arrowkit.read_column
+
+        def series(value: Any) -> Any:
+            out = from_arrow(read_column(value), rechunk=False)
+            return out.alias(name) if name and out.name != name else out
+
+        return series
+    return with_context(_import, ctx)
 
 
 def _for_polars(pa: Any, data: Any) -> Any:

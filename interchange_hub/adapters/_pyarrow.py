@@ -11,11 +11,20 @@ from typing import TYPE_CHECKING, Any
 from interchange_hub import arrowkit
 from interchange_hub._core.info import Copy, DataInfo, Estimate, Kind, Unroutable
 from interchange_hub._core.protocols import is_arrow_stream
-from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge, passthrough
+from interchange_hub.adapter import (
+    ARROW,
+    Adapter,
+    Buffer,
+    Context,
+    Edge,
+    IdentityKeys,
+    passthrough,
+    with_context,
+)
 from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from collections.abc import Hashable, Mapping, Sequence
+    from collections.abc import Callable, Hashable, Mapping, Sequence
 
 
 class PyArrowAdapter(Adapter):
@@ -55,7 +64,14 @@ class PyArrowAdapter(Adapter):
             return arrowkit.describe_table(obj)
         return arrowkit.describe_column(obj)
 
+    def __init__(self) -> None:
+        # pyarrow data is immutable: an object's key is computed once (see IdentityKeys).
+        self._keys = IdentityKeys(self._route_key)
+
     def route_key(self, obj: Any) -> Hashable | None:
+        return self._keys(obj)
+
+    def _route_key(self, obj: Any) -> Hashable | None:
         pa = arrowkit.pa_module()
         cls = type(obj)
         if cls is pa.Table or cls is pa.RecordBatch:
@@ -91,6 +107,7 @@ class PyArrowAdapter(Adapter):
                 _import_estimate,
                 _import,
                 ("pyarrow",),
+                bind=_import_bind,
             ),
         )
 
@@ -147,6 +164,21 @@ def _import(value: Any, ctx: Context) -> Any:
     if cls is pa.ChunkedArray and isinstance(col, pa.Array):
         return pa.chunked_array([col], type=col.type)
     return col
+
+
+def _import_bind(ctx: Context) -> Callable[[Any], Any] | None:
+    """For a table asked as a table, what :func:`_import` does in one call: pyarrow data
+    stays as it is, anything else is read by ``pa.table``."""
+    if _wanted(ctx) != Kind.TABLE or ctx.target_type is not None or ctx.info.kind != Kind.TABLE:
+        return with_context(_import, ctx)
+    pa = arrowkit.pa_module()
+    table, batch, read_table = pa.Table, pa.RecordBatch, arrowkit.read_table
+
+    def as_table(value: Any) -> Any:
+        cls = type(value)
+        return value if cls is table or cls is batch else read_table(value)
+
+    return as_table
 
 
 @hookimpl

@@ -39,6 +39,7 @@ from interchange_hub._core.info import (
     Flag,
     Kind,
     Loss,
+    RouteChanged,
     Unroutable,
     move_estimate,
     report_losses,
@@ -76,6 +77,7 @@ __all__ = [
     "IdentityKeys",
     "Kind",
     "Loss",
+    "RouteChanged",
     "Unroutable",
     "has_dunder",
     "installed",
@@ -305,6 +307,10 @@ class Adapter:
         Two objects of one type with equal keys must get equal descriptions except for
         their sizes (rows, bytes, the first dimension), so that a route planned for one
         is exact for the other: the hub then reruns that route without planning again.
+        A fact too costly for the key (whether a frame's columns lie side by side) may be
+        left out if every bound run that depends on it checks it and raises
+        :class:`RouteChanged` when it differs: the hub then plans that object afresh.
+        Keys should be cheap to build and to hash (immutable data: :class:`IdentityKeys`).
         """
         return None
 

@@ -51,6 +51,26 @@ def describe_column(arr: Any, name: str = "") -> DataInfo:
     return DataInfo(Kind.COLUMN, (_column(name, arr),), rows=len(arr))
 
 
+def route_key(obj: Any) -> Any:
+    """What decides the route of a pyarrow Table, RecordBatch, Array or ChunkedArray
+    besides its size: the schema (or type), and per column whether it has nulls, how many
+    chunks and whether a chunk starts at an offset. None for empty data (always planned)."""
+    pa = pa_module()
+    cls = type(obj)
+    if cls is pa.Table or cls is pa.RecordBatch:
+        if not obj.num_rows:
+            return None
+        return (obj.schema, tuple(_column_key(c) for c in obj.columns))
+    if (cls is pa.ChunkedArray or isinstance(obj, pa.Array)) and len(obj):
+        return (cls, obj.type, _column_key(obj))
+    return None
+
+
+def _column_key(arr: Any) -> tuple[bool, int, bool]:
+    parts = arr.chunks if hasattr(arr, "chunks") else (arr,)
+    return (arr.null_count > 0, len(parts), any(p.offset for p in parts))
+
+
 def describe_schema(schema: Any, kind: Kind) -> DataInfo:
     """Describe data known only by its schema (a stream): sizes are unknown."""
     return DataInfo(

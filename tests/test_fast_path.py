@@ -23,7 +23,11 @@ from tests.test_dtypes import CASES
 
 
 def sizeless(info: ih.DataInfo) -> object:
-    cols = tuple((c.name, c.dtype, c.nulls != 0, c.chunks, c.flags) for c in info.columns)
+    # ADJACENT is left out of polars' key on purpose: the bound run checks it (RouteChanged).
+    cols = tuple(
+        (c.name, c.dtype, c.nulls != 0, c.chunks, c.flags - {ih.Flag.ADJACENT})
+        for c in info.columns
+    )
     return (info.kind, cols, info.shape[1:], info.layout, info.device, info.readonly)
 
 
@@ -49,7 +53,22 @@ def objects() -> list[Any]:
     frames += [pl.DataFrame({"a": [1.0]}), pl.DataFrame({"b": [1, 2]}), pl.Series("a", [1, 2])]
     frames += [pl.concat([pl.DataFrame({"a": [1]}), pl.DataFrame({"a": [2]})], rechunk=False)]
     frames += [pl.DataFrame({"a": [1, None]}), pl.DataFrame({"c": ["x", "y"]}).cast(pl.Categorical)]
-    return [*arrays, *tensors, *columns, *tables, *frames]
+    frames += [adjacent_frame(), scattered_frame(), pl.DataFrame({"s": [{"x": 1}]})]
+    frames += [pl.DataFrame({"s": [{"y": 1.0}]}), pl.DataFrame({"e": ["a"]}).cast(pl.Enum(["a"]))]
+    frames += [pl.DataFrame({"e": ["a"]}).cast(pl.Enum(["a", "b"]))]
+    nano = [na.Array(t) for t in tables[-6:]] + [na.Array(c) for c in columns[:6]]
+    return [*arrays, *tensors, *columns, *tables, *frames, *nano]
+
+
+def adjacent_frame(rows: int = 50) -> pl.DataFrame:
+    """A frame whose two float columns lie side by side (from a column-major matrix)."""
+    matrix = np.asfortranarray(np.arange(rows * 2.0).reshape(rows, 2))
+    return pl.from_numpy(matrix, schema=["a", "b"])
+
+
+def scattered_frame(rows: int = 50) -> pl.DataFrame:
+    """The same schema, columns allocated apart."""
+    return pl.DataFrame({"a": np.arange(rows * 1.0), "b": np.arange(rows * 1.0) + 5})
 
 
 def test_equal_route_keys_mean_equal_descriptions_but_sizes(hub: ih.Hub) -> None:
@@ -154,3 +173,103 @@ def test_a_route_that_renames_columns_is_a_warned_loss() -> None:
     ]
     with pytest.raises(ih.LossyConversionError, match="does not keep column names"):
         hub.convert(repeated, to="pandas", strict=True)
+
+
+def _polars_address(series: pl.Series) -> int:
+    return int(series.to_numpy(allow_copy=False).ctypes.data)
+
+
+def test_polars_frames_side_by_side_become_one_view_and_others_a_copy() -> None:
+    hub = ih.Hub(autoload=False)
+    adjacent, scattered = adjacent_frame(), scattered_frame()
+    plan = hub.plan(adjacent, to="numpy")
+    assert plan.zero_copy and [s.edge.target for s in plan.steps] == ["numpy"]
+    view = hub.convert(adjacent, to="numpy")
+    assert view.ctypes.data == _polars_address(adjacent.to_series(0))
+    assert view.flags.f_contiguous and not view.flags.writeable
+    # The route cached for the adjacent frame must not serve the scattered one as a view,
+    # nor the other way round: each result is what its own plan says.
+    assert not hub.plan(scattered, to="numpy").zero_copy
+    copy = hub.convert(scattered, to="numpy")
+    assert copy.flags.writeable and copy.ctypes.data != _polars_address(scattered.to_series(0))
+    np.testing.assert_array_equal(copy, scattered.to_numpy())
+    again = hub.convert(adjacent_frame(80), to="numpy")
+    assert not again.flags.writeable and again.shape == (80, 2)
+    with pytest.raises(ih.CopyRequiredError):
+        hub.convert(scattered, to="numpy", copy=False)
+    writable = hub.convert(adjacent, to="numpy", copy=True)
+    assert writable.flags.writeable and hub.shared_bytes(adjacent, writable) == 0
+    tensor = hub.convert(adjacent, to="torch")
+    assert tensor.data_ptr() == view.ctypes.data
+
+
+def test_fast_path_switches_between_adjacent_and_scattered_frames_by_route_changed() -> None:
+    hub = ih.Hub(autoload=False)
+    scattered = scattered_frame()
+    assert hub.convert(scattered, to="numpy").flags.writeable  # cached: the copy route
+    view = hub.convert(adjacent_frame(), to="numpy")  # same key: the copy run says so
+    assert not view.flags.writeable  # ... and the view route was planned for it
+    assert hub.convert(scattered, to="numpy").flags.writeable
+
+
+def test_identity_keys_compute_once_per_object_and_forget_dead_objects() -> None:
+    calls: list[object] = []
+
+    def compute(obj: object) -> object:
+        calls.append(type(obj))  # not the object: that would keep it alive
+        return "key"  # every object has an equal key
+
+    keys = ih.adapter.IdentityKeys(compute)
+    first, second = pa.array([1, 2]), pa.array([3, 4])
+    token = keys(first)
+    assert keys(first) == token and len(calls) == 1
+    assert keys(second) == token and len(calls) == 2  # equal keys share one int token
+    assert isinstance(token, int)
+    assert len(keys) == 2
+    del first
+    assert len(keys) == 1
+    plain = [1, 2]  # a list cannot be weakly referenced: computed every time
+    keys(plain)
+    keys(plain)
+    assert len(calls) == 4
+
+
+def test_a_failing_bound_step_names_its_step() -> None:
+    from interchange_hub._engine.plans import compile_runs
+
+    ctx = ih.adapter.Context(ih.DataInfo(ih.Kind.COLUMN))
+
+    def boom(value: Any, ctx: Any) -> Any:
+        raise ValueError("nope")
+
+    edges = [
+        ih.adapter.Edge("a", "b", "t", "pass", lambda c: None, ih.adapter.passthrough),  # type: ignore[arg-type, return-value]
+        ih.adapter.Edge("b", "c", "t", "twice", lambda c: None, lambda v, c: v * 2),  # type: ignore[arg-type, return-value]
+        ih.adapter.Edge("c", "d", "t", "boom", lambda c: None, boom),  # type: ignore[arg-type, return-value]
+    ]
+    run = compile_runs(tuple((e, ctx) for e in edges))
+    with pytest.raises(ih.ConversionError, match=r"step 3 \(c -> d via boom"):
+        run(2)
+    assert compile_runs(tuple((e, ctx) for e in edges[:2]))(2) == 4
+    assert compile_runs(((edges[0], ctx),))(2) == 2
+
+
+def test_pyarrow_table_to_numpy_is_one_column_major_copy(hub: ih.Hub) -> None:
+    table = pa.table({k: np.arange(100.0) + i for i, k in enumerate("abc")})
+    for _ in range(2):  # planned, then through the fast path
+        out = hub.convert(table, to="numpy")
+        np.testing.assert_array_equal(out, np.column_stack([c.to_numpy() for c in table.columns]))
+        assert out.flags.f_contiguous and out.flags.writeable
+        assert hub.shared_bytes(table, out) == 0
+    ints = pa.table({"a": pa.array([1, 2], pa.int32()), "b": pa.array([3, 4], pa.int32())})
+    assert hub.convert(ints, to="numpy").dtype == np.int32
+
+
+def test_nanoarrow_arrays_take_the_fast_path() -> None:
+    hub = ih.Hub(autoload=False)
+    table = pa.table({"a": [1.0, 2.0], "b": [3, 4]})
+    first = hub.convert(na.Array(table), to="pyarrow")
+    assert first.equals(table)
+    again = hub.convert(na.Array(pa.table({"a": [5.0], "b": [6]})), to="pyarrow")
+    assert again.to_pydict() == {"a": [5.0], "b": [6]}
+    assert hub._cache.sizes()[0] == 1

@@ -359,7 +359,7 @@ def bind_arrow_to_tensor(ctx: Context, dlpack_only: bool) -> Callable[[Any], Any
     return to_tensor
 
 
-_PLAIN_FLAGS = frozenset({Flag.SLICED, Flag.ONE_BLOCK})
+_PLAIN_FLAGS = frozenset({Flag.SLICED, Flag.ONE_BLOCK, Flag.ADJACENT})
 
 
 def _drop_validity(data: Any, names: set[str]) -> Any:

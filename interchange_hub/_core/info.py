@@ -34,6 +34,7 @@ class Flag(enum.StrEnum):
     BITMAP_REBUILT_ON_EXPORT = "bitmap_rebuilt_on_export"  # ... only its validity bitmap
     SPARSE = "sparse"  # a sparse tensor (no dense buffer to share)
     LAZY_BIT = "lazy_bit"  # a tensor with a pending conjugate or negative bit
+    ADJACENT = "adjacent"  # a frame's columns lie side by side: one column-major block
 
 
 NO_FLAGS: frozenset[Flag] = frozenset()  # a shared empty set, for the hot paths
@@ -149,6 +150,14 @@ class Estimate:
 
 class Unroutable(Exception):
     """Raised by an edge's estimate when it cannot carry this data (internal to planning)."""
+
+
+class RouteChanged(Exception):
+    """Raised by a bound run (see ``Edge.bind``) when the object in hand differs from the
+    one its route was planned for in a way the route key does not cover (a frame whose
+    columns are no longer side by side, say): the hub then plans this object afresh,
+    so that the plan of every conversion says what it does. Nothing must have been
+    changed or handed out when it is raised."""
 
 
 def report_losses(losses: Sequence[Loss], target: str, strict: bool) -> None:

@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Any
 from interchange_hub._bridge.protocol_source import PROTOCOL_SOURCE, entry, read_once
 from interchange_hub._core.deps import installed
 from interchange_hub._core.device import Device
+from interchange_hub._core.info import RouteChanged
 from interchange_hub._engine.plans import Request, compile_runs, runs_of
 from interchange_hub.errors import (
+    ConversionError,
     DeviceError,
     InterchangeError,
     InvalidOptionError,
@@ -53,14 +55,23 @@ class Planner:
         if fast is not None:
             run = fast.runs.get(fast.source.route_key(obj))
             if run is not None:
-                return run(obj)
+                try:
+                    return run(obj)
+                except RouteChanged:  # the cached route does not fit this object: plan it
+                    pass
         plan, request, source = self._plan(obj, to, copy, device, strict)
         if plan.deferred:  # a stream of unknown schema: read it once, then plan for real
             return self.convert(read_once(obj), to, copy, device, strict)
         one_shot = source.is_one_shot(obj)
         # The first call runs the very function the fast path keeps.
         compiled = compile_runs(runs_of(plan, request))
-        result = self._router.execute(obj, plan, request, one_shot, compiled)
+        try:
+            result = self._router.execute(obj, plan, request, one_shot, compiled)
+        except RouteChanged as exc:  # planned for this very object: the adapter is wrong
+            raise ConversionError(
+                f"the route planned for this {type(obj).__name__} does not fit it ({exc}); "
+                "report this as a bug, with the object's schema"
+            ) from exc
         # A lossy route warns on every call, so it is planned every time; a move to a
         # default device is not kept either: the default (the current GPU) may change.
         if not (one_shot or plan.losses or (plan.device_moves and device is None)):

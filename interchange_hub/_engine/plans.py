@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from interchange_hub._core.info import Kind, label
+from interchange_hub._core.info import Kind, RouteChanged, label
 from interchange_hub.adapter import Context
 from interchange_hub.errors import ConversionError, InterchangeError
 
@@ -208,7 +208,8 @@ def compile_runs(runs: Runs) -> Compiled:
     """One function that runs the steps in order, as the first conversion and the fast path
     both call it: every edge bound to its context once (:meth:`Edge.bound`), passthrough
     steps left out, and a library's exception turned into a :class:`ConversionError`
-    naming the step. A one-step route costs the bound call and one Python frame."""
+    naming the step. A one-step route costs the bound call and one Python frame.
+    :class:`RouteChanged` passes through, for the planner to plan the object afresh."""
     numbered = [(n, edge, edge.bound(ctx)) for n, (edge, ctx) in enumerate(runs, 1)]
     steps = tuple((n, edge, fn) for n, edge, fn in numbered if fn is not None)
     if not steps:
@@ -219,7 +220,7 @@ def compile_runs(runs: Runs) -> Compiled:
         def run_one(obj: Any) -> Any:
             try:
                 return only(obj)
-            except InterchangeError:
+            except (InterchangeError, RouteChanged):
                 raise
             except (KeyboardInterrupt, SystemExit, GeneratorExit):
                 raise
@@ -235,7 +236,7 @@ def compile_runs(runs: Runs) -> Compiled:
             for fn in fns:
                 value = fn(value)
                 i += 1
-        except InterchangeError:
+        except (InterchangeError, RouteChanged):
             raise
         except (KeyboardInterrupt, SystemExit, GeneratorExit):
             raise

@@ -3,13 +3,15 @@
 numpy <-> torch through ``torch.from_numpy`` / ``Tensor.numpy`` share memory just as
 DLPack does, at a third of the cost per call. pandas <-> numpy through
 ``DataFrame.to_numpy`` / ``pd.DataFrame(array, copy=False)`` share numeric blocks
-without the detour through Arrow (which copies 2-D data twice). They take only plain
+without the detour through Arrow (which copies 2-D data twice). polars -> numpy through
+``DataFrame.to_numpy`` / ``Series.to_numpy`` gives a view where polars does (a Series,
+or a frame whose columns lie side by side) and polars' own column-major copy otherwise. They take only plain
 numeric CPU data; everything else takes the protocol routes.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from interchange_hub._core.deps import require
 from interchange_hub._core.dtypes import is_numeric
@@ -21,10 +23,14 @@ from interchange_hub._core.info import (
     Estimate,
     Flag,
     Kind,
+    RouteChanged,
     Unroutable,
 )
 from interchange_hub.adapter import Context, Edge
 from interchange_hub.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 FASTPATH = "fastpath"
 _NEEDS = ("numpy", "torch")
@@ -119,6 +125,77 @@ def _pandas_to_numpy(value: Any, ctx: Context) -> Any:
     return value.to_numpy()
 
 
+def _polars_to_numpy_estimate(ctx: Context) -> Estimate:
+    info = ctx.info
+    if ctx.target not in ("numpy", "torch"):
+        raise Unroutable("only for tensor results: a detour would drop the names")
+    if info.kind not in (Kind.TABLE, Kind.COLUMN) or ctx.kind not in (None, Kind.TENSOR):
+        raise Unroutable("a polars DataFrame or Series to a tensor")
+    cols = info.columns
+    if not info.known or not cols or not is_numeric(cols[0].dtype):
+        raise Unroutable("to_numpy shares only numeric data")
+    if any(
+        c.dtype != cols[0].dtype or c.nulls != 0 or c.chunks != 1 or c.flags - {Flag.ADJACENT}
+        for c in cols
+    ):
+        raise Unroutable("one numeric dtype without nulls, one chunk per column")
+    rows = max(info.rows, 0)
+    nbytes = sum(c.nbytes for c in cols)
+    column = Column("", cols[0].dtype, nbytes, 0)
+    if info.kind == Kind.COLUMN:
+        shape: tuple[int, ...] = (rows,)
+        view = True
+        why = "Series.to_numpy returns a view of the column"
+    else:
+        shape = (rows, len(cols))
+        view = len(cols) == 1 or all(Flag.ADJACENT in c.flags for c in cols)
+        why = (
+            "the columns lie side by side: DataFrame.to_numpy returns one column-major view"
+            if view
+            else "polars copies the columns into one column-major array"
+        )
+    if view and not ctx.copy:
+        out = DataInfo(
+            Kind.TENSOR, (column,), rows, shape, "F" if len(shape) > 1 else "C", readonly=True
+        )
+        return Estimate(out, why=why, shared_readonly=True)
+    reason = why if not view else "copy=True: to_numpy(writable=True) copies the view"
+    out = DataInfo(Kind.TENSOR, (column,), rows, shape, "F" if len(shape) > 1 else "C")
+    copies = tuple(Copy(c.name, c.nbytes, reason) for c in cols)
+    return Estimate(out, copies, why=reason, copies_all=True)
+
+
+def _polars_to_numpy(value: Any, ctx: Context) -> Any:
+    return _polars_to_numpy_bind(ctx)(value)
+
+
+def _polars_to_numpy_bind(ctx: Context) -> Callable[[Any], Any]:
+    """The call the plan made: a view (refused, and planned again, should this frame's
+    columns not lie side by side), a copy (planned again should polars give a view), or
+    ``writable=True`` for copy=True."""
+    if ctx.copy:
+        return lambda value: value.to_numpy(writable=True)
+    if ctx.info.kind == Kind.COLUMN:
+        return lambda value: value.to_numpy()
+    if all(Flag.ADJACENT in c.flags for c in ctx.info.columns) or len(ctx.info.columns) == 1:
+
+        def view(value: Any) -> Any:
+            try:
+                return value.to_numpy(allow_copy=False)
+            except Exception as exc:
+                raise RouteChanged("the columns are no longer side by side") from exc
+
+        return view
+
+    def copy(value: Any) -> Any:
+        out = value.to_numpy()
+        if not out.flags.writeable:  # a view after all: the plan said copy
+            raise RouteChanged("the columns lie side by side: to_numpy gave a view")
+        return out
+
+    return copy
+
+
 def _numpy_to_pandas_estimate(ctx: Context) -> Estimate:
     info = ctx.info
     if ctx.target != "pandas":
@@ -194,6 +271,18 @@ def register_edges(register: Any) -> None:
             _pandas_to_numpy_estimate,
             _pandas_to_numpy,
             pandas_numpy,
+        )
+    )
+    register(
+        Edge(
+            "polars",
+            "numpy",
+            FASTPATH,
+            "DataFrame.to_numpy",
+            _polars_to_numpy_estimate,
+            _polars_to_numpy,
+            ("polars", "numpy"),
+            bind=_polars_to_numpy_bind,
         )
     )
     register(

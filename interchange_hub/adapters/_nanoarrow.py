@@ -11,12 +11,20 @@ from typing import TYPE_CHECKING, Any
 from interchange_hub import arrowkit
 from interchange_hub._core.deps import installed, require
 from interchange_hub._core.info import Column, Copy, DataInfo, Estimate, Kind, Unroutable
-from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge, passthrough
+from interchange_hub.adapter import (
+    ARROW,
+    Adapter,
+    Buffer,
+    Context,
+    Edge,
+    IdentityKeys,
+    passthrough,
+)
 from interchange_hub.errors import NoRouteError
 from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Hashable, Mapping, Sequence
 
 
 def _na() -> Any:
@@ -38,8 +46,15 @@ class NanoarrowAdapter(Adapter):
         na = _na()
         return {na.Array: None, na.ArrayStream: Kind.STREAM}
 
+    def __init__(self) -> None:
+        # A nanoarrow Array is immutable: its key is computed once (see IdentityKeys).
+        self._keys = IdentityKeys(_route_key)
+
     def is_one_shot(self, obj: object) -> bool:
         return isinstance(obj, _na().ArrayStream)
+
+    def route_key(self, obj: Any) -> Hashable | None:
+        return self._keys(obj) if type(obj) is _na().Array else None
 
     def describe(self, obj: Any) -> DataInfo:
         na = _na()
@@ -87,6 +102,19 @@ class NanoarrowAdapter(Adapter):
                 ("nanoarrow",),
             ),
         )
+
+
+def _route_key(obj: Any) -> Hashable | None:
+    """The key of what describe reads: the data as pyarrow sees it (a struct without
+    nulls or offsets is a table, as in describe). None without pyarrow: always planned."""
+    if not installed("pyarrow"):
+        return None
+    na = _na()
+    col = arrowkit.pa_module().chunked_array(obj)
+    is_table = obj.schema.type == na.Type.STRUCT
+    if is_table and not col.null_count and not any(c.offset for c in col.chunks):
+        return ("table", arrowkit.route_key(arrowkit.struct_table(col)))
+    return ("column", arrowkit.route_key(col))
 
 
 def _export_estimate(ctx: Context) -> Estimate:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
 from interchange_hub._core.deps import installed, require
-from interchange_hub._core.dtypes import is_string_dictionary, mentions_fixed_offset
+from interchange_hub._core.dtypes import is_numeric, is_string_dictionary, mentions_fixed_offset
 from interchange_hub._core.info import (
     Column,
     Copy,
@@ -81,8 +81,11 @@ class PolarsAdapter(Adapter):
             )
             for s in series
         )
-        kind = Kind.COLUMN if isinstance(obj, pl.Series) else Kind.TABLE
-        return DataInfo(kind, cols, rows=len(obj))
+        if isinstance(obj, pl.Series):
+            return DataInfo(Kind.COLUMN, cols, rows=len(obj))
+        if _adjacent(series, cols):
+            cols = tuple(replace(c, flags=c.flags | _ADJACENT) for c in cols)
+        return DataInfo(Kind.TABLE, cols, rows=len(obj))
 
     def route_key(self, obj: Any) -> Hashable | None:
         pl = _pl()
@@ -137,6 +140,27 @@ class PolarsAdapter(Adapter):
                 bind=_import_bind,
             ),
         )
+
+
+_ADJACENT = frozenset({Flag.ADJACENT})
+
+
+def _adjacent(series: Sequence[Any], cols: Sequence[Column]) -> bool:
+    """Whether a frame's columns (two or more, one numeric dtype, no nulls, one chunk
+    each) lie side by side in memory, column i at column 0 + i * rows * itemsize: then
+    ``DataFrame.to_numpy`` returns one column-major view of them (checked by address)."""
+    if (
+        len(cols) < 2
+        or any(c.dtype != cols[0].dtype or c.nulls != 0 or c.chunks != 1 for c in cols)
+        or not is_numeric(cols[0].dtype)
+    ):
+        return False
+    try:
+        arrays = [s.to_numpy(allow_copy=False) for s in series]
+    except Exception:  # noqa: BLE001 - polars would copy: not adjacent
+        return False
+    start, step = arrays[0].ctypes.data, arrays[0].nbytes
+    return all(a.ctypes.data == start + i * step for i, a in enumerate(arrays))
 
 
 def _bitmap_flags(series: Any) -> frozenset[Flag]:

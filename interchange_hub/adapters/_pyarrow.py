@@ -66,21 +66,10 @@ class PyArrowAdapter(Adapter):
 
     def __init__(self) -> None:
         # pyarrow data is immutable: an object's key is computed once (see IdentityKeys).
-        self._keys = IdentityKeys(self._route_key)
+        self._keys = IdentityKeys(arrowkit.route_key)
 
     def route_key(self, obj: Any) -> Hashable | None:
         return self._keys(obj)
-
-    def _route_key(self, obj: Any) -> Hashable | None:
-        pa = arrowkit.pa_module()
-        cls = type(obj)
-        if cls is pa.Table or cls is pa.RecordBatch:
-            if not obj.num_rows:
-                return None
-            return (obj.schema, tuple(_column_key(c) for c in obj.columns))
-        if (cls is pa.ChunkedArray or isinstance(obj, pa.Array)) and len(obj):
-            return (cls, obj.type, _column_key(obj))
-        return None
 
     def is_one_shot(self, obj: object) -> bool:
         return isinstance(obj, arrowkit.pa_module().RecordBatchReader)
@@ -110,12 +99,6 @@ class PyArrowAdapter(Adapter):
                 bind=_import_bind,
             ),
         )
-
-
-def _column_key(arr: Any) -> tuple[bool, int, bool]:
-    """What of a column decides its route besides type and size: nulls, chunks, offsets."""
-    parts = arr.chunks if hasattr(arr, "chunks") else (arr,)
-    return (arr.null_count > 0, len(parts), any(p.offset for p in parts))
 
 
 def _export_estimate(ctx: Context) -> Estimate:

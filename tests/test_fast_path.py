@@ -23,9 +23,16 @@ from tests.test_dtypes import CASES
 
 
 def sizeless(info: ih.DataInfo) -> object:
-    # ADJACENT is left out of polars' key on purpose: the bound run checks it (RouteChanged).
+    # Left out of the keys on purpose, and checked by the bound runs (RouteChanged):
+    # polars' ADJACENT, and whether a pandas float column holds NaN.
     cols = tuple(
-        (c.name, c.dtype, c.nulls != 0, c.chunks, c.flags - {ih.Flag.ADJACENT})
+        (
+            c.name,
+            c.dtype,
+            c.nulls != 0 and ih.Flag.NAN_IS_NULL not in c.flags,
+            c.chunks,
+            c.flags - {ih.Flag.ADJACENT},
+        )
         for c in info.columns
     )
     return (info.kind, cols, info.shape[1:], info.layout, info.device, info.readonly)
@@ -273,3 +280,38 @@ def test_nanoarrow_arrays_take_the_fast_path() -> None:
     again = hub.convert(na.Array(pa.table({"a": [5.0], "b": [6]})), to="pyarrow")
     assert again.to_pydict() == {"a": [5.0], "b": [6]}
     assert hub._cache.sizes()[0] == 1
+
+
+def test_pandas_nan_left_out_of_the_key_is_checked_by_the_export() -> None:
+    import pandas as pd
+
+    hub = ih.Hub(autoload=False)
+    clean = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [4, 5, 6]})
+    holes = pd.DataFrame({"a": [1.0, float("nan"), 3.0], "b": [4, 5, 6]})
+    assert hub.registry.owner(clean).route_key(clean) == hub.registry.owner(holes).route_key(holes)
+    assert hub.convert(clean, to="pyarrow").column("a").null_count == 0
+    # Same key, but the export makes a null of the NaN: planned afresh, as a plan would say.
+    table = hub.convert(holes, to="pyarrow")
+    assert table.column("a").null_count == 1 and table.column("a").to_pylist()[1] is None
+    assert hub.convert(clean, to="pyarrow").column("a").null_count == 0
+    # to numpy the NaN stay values and nothing is scanned: one view of the block.
+    matrix = np.asfortranarray(np.arange(12.0).reshape(3, 4))
+    block = pd.DataFrame(matrix, columns=list("wxyz"), copy=False)
+    view = hub.convert(block, to="numpy")
+    assert hub.shared_bytes(block, view) == block.to_numpy().nbytes
+    block.iloc[1, 1] = np.nan
+    assert np.isnan(hub.convert(block, to="numpy")[1, 1])
+
+
+def test_pandas_keys_leave_out_what_they_cannot_see_cheaply(hub: ih.Hub) -> None:
+    import pandas as pd
+
+    adapter = hub.registry.owner(pd.DataFrame({"a": [1]}))
+    assert adapter is not None
+    assert adapter.route_key(pd.DataFrame({"a": [1]}, index=[5])) is None  # not a RangeIndex
+    assert adapter.route_key(pd.DataFrame({"a": ["x"]})) is None  # strings: always planned
+    assert adapter.route_key(pd.DataFrame({0: [1.0]})) is None  # a non-string name
+    assert adapter.route_key(pd.DataFrame([[1, 2]], columns=["a", "a"])) is None
+    one, two = pd.DataFrame({"a": [1.0], "b": [2.0]}), pd.DataFrame({"a": [1.0], "b": [2]})
+    assert adapter.route_key(one) != adapter.route_key(two)
+    assert adapter.route_key(pd.Series([1.0], name="s")) != adapter.route_key(pd.Series([1.0]))

@@ -113,8 +113,10 @@ def _route_key(obj: Any) -> Hashable | None:
     col = arrowkit.pa_module().chunked_array(obj)
     is_table = obj.schema.type == na.Type.STRUCT
     if is_table and not col.null_count and not any(c.offset for c in col.chunks):
-        return ("table", arrowkit.route_key(arrowkit.struct_table(col)))
-    return ("column", arrowkit.route_key(col))
+        key = arrowkit.route_key(arrowkit.struct_table(col))
+        return None if key is None else ("table", key)
+    key = arrowkit.route_key(col)
+    return None if key is None else ("column", key)
 
 
 def _export_estimate(ctx: Context) -> Estimate:

@@ -111,9 +111,15 @@ class TorchAdapter(Adapter):
         if type(obj) is not tensor or obj.layout is not strided:
             return None
         shape = obj.shape
-        if 0 in shape or not obj.is_contiguous() or obj.is_conj() or obj.is_neg():
-            return None  # empty, strided and lazily conjugated/negated tensors: planned
-        return (obj.dtype, shape[1:], len(shape), obj.device)
+        if 0 in shape or obj.is_conj() or obj.is_neg():
+            return None  # empty and lazily conjugated/negated tensors: planned
+        if obj.is_contiguous():
+            layout = "C"
+        elif len(shape) == 2 and obj.t().is_contiguous():
+            layout = "F"  # column-major, as describe says
+        else:
+            return None  # strided: planned
+        return (obj.dtype, shape[1:], len(shape), obj.device, layout)
 
     def buffers(self, obj: Any) -> list[Buffer]:
         if obj.numel() == 0 or obj.layout != _torch().strided:

@@ -79,11 +79,13 @@ DISPATCH_ROWS = 8
 DISPATCH_TARGET_US = 3.0
 ZERO_COPY_SCALING_TARGET = 1.5
 COPY_SPEED_TARGET = 1.05
+HEADLINE_SHARE = 0.95  # of the cells at <= COPY_SPEED_TARGET x the fastest direct call
+HEADLINE_CAP = 1.5  # no cell above this
 COPY_MEMORY_TARGET = 1.1
 ZERO_COPY_MEMORY_TARGET = 1 << 20
 COPY_MEMORY_MIN_RESULT = 1 << 20  # below this, page granularity decides the ratio
 IMPORT_TARGET_MS = 10.0
-REGRESSION_THRESHOLD = 0.10
+REGRESSION_THRESHOLD = 0.25  # on hub ÷ direct ratios (Conbench-like): machines differ
 SLOW_FACTOR = 10
 
 HUB = ih.Hub(autoload=False)
@@ -1019,6 +1021,23 @@ def evaluate(records: Sequence[dict[str, Any]]) -> None:
         r["plan_matches"] = r["plan_zero_copy"] == r["verified_zero_copy"]
 
 
+def headline(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The wave's headline: how many cells are within 1.05x of the fastest direct call,
+    how many above 1.5x, and the cells where a direct call shares memory the hub copies."""
+    cells = [r for r in records if r["status"] == "ok" and r["best_direct_ns"]]
+    ratios = [(r["hub"]["median_ns"] / r["best_direct_ns"], r) for r in cells]
+    within = [r for q, r in ratios if q <= COPY_SPEED_TARGET]
+    above = sorted(((q, r) for q, r in ratios if q > HEADLINE_CAP), key=lambda x: -x[0])
+    lost = [r for r in cells if not r["verified_zero_copy"] and r.get("direct_zero_copy")]
+    return {
+        "cells": len(cells),
+        "within": len(within),
+        "above_cap": above,
+        "zero_copy_lost": lost,
+        "ok": bool(cells) and len(within) >= HEADLINE_SHARE * len(cells) and not above and not lost,
+    }
+
+
 def size_label(n: int) -> str:
     """1e3 for 1000, 1e7 for 10_000_000; other counts with separators."""
     exp = math.log10(n) if n > 0 else 0.5
@@ -1147,14 +1166,12 @@ def compare(
     current: dict[str, Any],
     baseline: dict[str, Any],
     threshold: float = REGRESSION_THRESHOLD,
-    relative: bool = False,
+    absolute: bool = False,
 ) -> Comparison:
-    """Flag cases whose hub median is more than ``threshold`` slower than the baseline's.
-
-    The direct call's change is shown alongside: when it moved as much, the machine did.
-    ``relative``: flag a case only if the hub also lost that much against the best direct
-    call (timed interleaved with it), which discounts a machine that is busier or slower
-    as a whole.
+    """Flag cases whose hub ÷ best-direct ratio grew more than ``threshold`` over the
+    baseline's (the ratio is timed interleaved in one process, so it travels between
+    machines where absolute times do not). A case without a direct call compares hub
+    medians. ``absolute``: compare hub medians everywhere (same machine, same load).
     """
     base = {(r["pair"], r["shape"], r["rows"]): r for r in ok_cases(baseline)}
     result = Comparison()
@@ -1175,22 +1192,21 @@ def compare(
             "current_ns": r["hub"]["median_ns"],
             "change": change,
             "direct_change": direct_change,
+            "baseline_ratio": ratio(old["hub"]["median_ns"], old["best_direct_ns"]),
+            "current_ratio": ratio(r["hub"]["median_ns"], r["best_direct_ns"]),
         }
         row["relative_change"] = None
         if direct_change is not None:
             row["relative_change"] = (1 + change) / (1 + direct_change) - 1
-        worse = change > threshold
-        better = change < -threshold
-        if relative and row["relative_change"] is not None:
-            worse = worse and row["relative_change"] > threshold
-            better = better and row["relative_change"] < -threshold
-        if worse:
+        measure = change if absolute or row["relative_change"] is None else row["relative_change"]
+        if measure > threshold:
             result.regressions.append(row)
-        elif better:
+        elif measure < -threshold:
             result.improvements.append(row)
         else:
             result.unchanged += 1
     result.missing = [f"{p}/{s}/{n}" for p, s, n in base]
-    result.regressions.sort(key=lambda r: -r["change"])
-    result.improvements.sort(key=lambda r: r["change"])
+    key_of = "change" if absolute else "relative_change"
+    result.regressions.sort(key=lambda r: -(r[key_of] if r[key_of] is not None else r["change"]))
+    result.improvements.sort(key=lambda r: r[key_of] if r[key_of] is not None else r["change"])
     return result

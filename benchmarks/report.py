@@ -118,6 +118,25 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
             return "n/a"
         return "PASS" if not missed else "MISS"
 
+    head = bench.headline(results["cases"])
+    if head["cells"]:
+        share = head["within"] / head["cells"]
+        out.append(
+            f"**Headline: {head['within']} of {head['cells']} cells ({share:.0%}) at ≤ "
+            f"{bench.COPY_SPEED_TARGET:g}× the fastest direct call; {len(head['above_cap'])} "
+            f"above {bench.HEADLINE_CAP:g}×; {len(head['zero_copy_lost'])} where a direct call "
+            f"shares memory the hub copies** (target: ≥ {bench.HEADLINE_SHARE:.0%}, none "
+            f"above {bench.HEADLINE_CAP:g}×, none lost): {'PASS' if head['ok'] else 'MISS'}."
+        )
+        if head["zero_copy_lost"]:
+            out.append(
+                "Zero-copy lost (FAIL): " + ", ".join(where(r) for r in head["zero_copy_lost"][:40])
+            )
+        if head["above_cap"]:
+            worst = ", ".join(f"{where(r)} ({q:.2f}×)" for q, r in head["above_cap"][:15])
+            more = len(head["above_cap"]) - 15
+            out.append(f"Worst: {worst}" + (f", … {more} more" if more > 0 else ""))
+        out.append("")
     out.append(f"{len(ok)} measured cases, {no_route} without a route.")
     out.append("")
 
@@ -299,7 +318,8 @@ def heatmap(results: dict[str, Any], path: Path | None = None) -> Figure:
     by_key = {(r["pair"], r["shape"], r["rows"]): r for r in cases}
     cmap = plt.get_cmap("RdYlGn_r").copy()
     cmap.set_bad("#dddddd")
-    norm = TwoSlopeNorm(vmin=-2.0, vcenter=0.0, vmax=4.0)
+    # The colour turns at the 1.05x target: green at or below it, yellow to red above.
+    norm = TwoSlopeNorm(vmin=-2.0, vcenter=math.log2(bench.COPY_SPEED_TARGET), vmax=4.0)
     fig, axes = plt.subplots(
         1,
         len(shapes),
@@ -333,7 +353,8 @@ def heatmap(results: dict[str, Any], path: Path | None = None) -> Figure:
         ax.set_yticks(range(len(pairs)), [p.replace(":", " → ") for p in pairs], fontsize=7)
         ax.set_xlabel("rows", fontsize=7)
     fig.suptitle(
-        "hub time ÷ fastest direct call (Z: zero-copy by address; –: no route; grey: no data)",
+        "hub time ÷ fastest direct call: green at or below 1.05× (as fast as the direct call), "
+        "yellow to red above (Z: zero-copy by address; –: no route; grey: no data)",
         fontsize=9,
     )
     if image is not None:
@@ -372,7 +393,7 @@ def memory_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
 def comparison_text(
     cmp: bench.Comparison,
     threshold: float,
-    relative: bool = False,
+    absolute: bool = False,
     loads: tuple[object, object] | None = None,
 ) -> str:
     def pct(value: float | None) -> str:
@@ -380,7 +401,15 @@ def comparison_text(
 
     def table(rows: Sequence[dict[str, Any]]) -> str:
         return markdown_table(
-            ["case", "baseline µs", "current µs", "change", "direct call's change", "hub/direct"],
+            [
+                "case",
+                "baseline µs",
+                "current µs",
+                "change",
+                "direct call's change",
+                "hub/direct before → now",
+                "ratio change",
+            ],
             [
                 [
                     f"{r['pair'].replace(':', ' → ')} {r['shape']} {r['rows']:,}",
@@ -388,16 +417,17 @@ def comparison_text(
                     fmt_us(r["current_ns"] / 1e3),
                     pct(r["change"]),
                     pct(r["direct_change"]),
+                    f"{_r(r.get('baseline_ratio'))} → {_r(r.get('current_ratio'))}",
                     pct(r.get("relative_change")),
                 ]
                 for r in rows
             ],
         )
 
-    how = " and against the best direct call (--relative)" if relative else ""
+    how = "hub medians (--absolute)" if absolute else "hub ÷ fastest direct call ratios"
     lines = [
         (
-            f"Compared hub medians per (pair, shape, size){how}: {len(cmp.regressions)} "
+            f"Compared {how} per (pair, shape, size): {len(cmp.regressions)} "
             f"regression(s) (> {threshold:.0%} slower), {len(cmp.improvements)} "
             f"improvement(s), {cmp.unchanged} within ±{threshold:.0%}; "
             f"{len(cmp.missing)} baseline case(s) not run."

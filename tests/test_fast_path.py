@@ -313,6 +313,14 @@ def test_pandas_keys_leave_out_what_they_cannot_see_cheaply(hub: ih.Hub) -> None
     assert adapter.route_key(pd.DataFrame({"a": ["x"]})) is None  # strings: always planned
     assert adapter.route_key(pd.DataFrame({0: [1.0]})) is None  # a non-string name
     assert adapter.route_key(pd.DataFrame([[1, 2]], columns=["a", "a"])) is None
+    # Columns that are strided views of a row-major matrix: describe says STRIDED for
+    # three rows but contiguous for one, which no O(1) key could tell apart: planned.
+    for rows in (1, 3):
+        strided = pd.DataFrame(np.arange(rows * 4.0).reshape(rows, 4), copy=False)
+        strided.columns = list("abcd")
+        assert adapter.route_key(strided) is None
+    contiguous = pd.DataFrame(np.asfortranarray(np.ones((3, 4))), columns=list("abcd"))
+    assert adapter.route_key(contiguous) is not None
     one, two = pd.DataFrame({"a": [1.0], "b": [2.0]}), pd.DataFrame({"a": [1.0], "b": [2]})
     assert adapter.route_key(one) != adapter.route_key(two)
     assert adapter.route_key(pd.Series([1.0], name="s")) != adapter.route_key(pd.Series([1.0]))

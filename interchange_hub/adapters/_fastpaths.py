@@ -237,11 +237,7 @@ def _numpy_to_pandas_bind(ctx: Context) -> Callable[[Any], Any]:
 
 
 def _numpy_to_pandas(value: Any, ctx: Context) -> Any:
-    pd = require("pandas")
-    if value.ndim == 1:
-        return pd.Series(value, copy=False)
-    names = [f"column_{i}" for i in range(value.shape[1])]
-    return pd.DataFrame(value, columns=names, copy=False)
+    return _numpy_to_pandas_bind(ctx)(value)
 
 
 @hookimpl

@@ -68,8 +68,8 @@ class PandasAdapter(Adapter):
         self._names = IdentityKeys(_names_key)
 
     def route_key(self, obj: Any) -> Hashable | None:
-        """O(1): names, dtypes and memory layout of plain numpy-backed numeric data with a
-        RangeIndex, from pandas' block manager. Whether a float column holds NaN is left
+        """O(1): names, dtypes and block placement of plain numpy-backed numeric data with
+        contiguous columns and a RangeIndex, from pandas' block manager. Whether a float column holds NaN is left
         out (it would take a scan): the export's bound run checks the nulls it produced
         and raises RouteChanged when they differ from the plan's. Anything else: None."""
         pd = _pd()
@@ -81,19 +81,19 @@ class PandasAdapter(Adapter):
         try:
             if cls is pd.Series:
                 values = obj._values
-                if type(values) is not np_module().ndarray or values.dtype.kind not in "iufb":
+                if not _plain_values(values):
                     return None
                 name = obj.name
                 if name is not None and type(name) is not str:
                     return None
-                return (name, values.dtype, values.flags.num & 3, values.ndim)
+                return (name, values.dtype)
             names = self._names(obj.columns)
             if names is None or not len(obj):
                 return None
             blocks = []
             for block in obj._mgr.blocks:
                 values, dtype = block.values, block.dtype
-                if type(values) is not np_module().ndarray or dtype.kind not in "iufb":
+                if not _plain_values(values):
                     return None
                 where = block.mgr_locs.indexer
                 place = (
@@ -101,7 +101,7 @@ class PandasAdapter(Adapter):
                     if type(where) is slice
                     else tuple(where.tolist())
                 )
-                blocks.append((dtype, values.flags.num & 3, place))
+                blocks.append((dtype, place))
             return (names, tuple(blocks))
         except AttributeError:  # pandas changed its internals: always plan
             return None
@@ -165,6 +165,18 @@ class PandasAdapter(Adapter):
 
 
 _ONE_BLOCK = frozenset({Flag.ONE_BLOCK})
+
+
+def _plain_values(values: Any) -> bool:
+    """A numpy array of integers, floats or booleans whose columns (its last axis: a
+    block holds one column per row) are contiguous, so that describe calls every column
+    contiguous whatever the number of rows. Strided data is left to describe, which sees
+    a one-row column as contiguous and a longer one as strided: no key could say which."""
+    return (
+        type(values) is np_module().ndarray
+        and values.dtype.kind in "iufb"
+        and values.strides[-1] == values.itemsize
+    )
 
 
 def _names_key(columns: Any) -> Hashable | None:

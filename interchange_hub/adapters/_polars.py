@@ -303,8 +303,8 @@ def _export(value: Any, ctx: Context) -> Any:
 
 
 def _frame_key(df: Any) -> Hashable | None:
-    """A DataFrame's route key from polars' native frame in a few calls (about 1.3 µs for
-    4 columns, against 4.6 µs through the Series wrappers): names, dtype strings, chunk
+    """A DataFrame's route key from polars' native frame in a few calls (1.9 µs for 4
+    columns through route_key, against 4.6 µs through the Series wrappers): names, dtype strings, chunk
     counts. Nested and enum dtypes, whose strings leave out their fields or categories,
     add the full dtypes. None for frames with nulls (probed by address in describe)."""
     native = df._df

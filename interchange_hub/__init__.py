@@ -11,6 +11,10 @@ import importlib
 import threading
 from typing import TYPE_CHECKING, Any
 
+# Kept equal to the distribution's version (pyproject.toml) by tests/test_api.py; a
+# constant, so that reading it imports nothing.
+__version__ = "0.1.0"
+
 if TYPE_CHECKING:
     from interchange_hub._core.device import Device
     from interchange_hub._core.info import (
@@ -129,6 +133,7 @@ __all__ = [
     "UnknownTargetError",
     "Unroutable",
     "UnsupportedObjectError",
+    "__version__",
     "builtin_plugins",
     "convert",
     "default_hub",

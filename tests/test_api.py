@@ -24,7 +24,7 @@ def test_all_is_sorted_and_complete() -> None:
         and not inspect.ismodule(getattr(ih, name))
         and getattr(getattr(ih, name), "__module__", "").startswith("interchange_hub")
     }
-    assert ours | {"hookimpl"} == set(ih.__all__)  # hookimpl is a pluggy marker instance
+    assert ours | {"hookimpl", "__version__"} == set(ih.__all__)  # hookimpl is a pluggy marker instance
 
 
 def test_module_level_verbs_use_the_default_hub() -> None:
@@ -160,3 +160,9 @@ def test_torch_views_report_only_their_bytes(hub: ih.Hub) -> None:
     view = base[1000:]
     assert sum(b.size for b in hub.buffers(view)) == 8000
     assert hub.shared_bytes(view, hub.convert(view, to="numpy")) == 8000
+
+
+def test_version_matches_the_distribution() -> None:
+    from importlib.metadata import version
+
+    assert ih.__version__ == version("interchange-hub")

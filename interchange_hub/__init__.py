@@ -44,6 +44,7 @@ if TYPE_CHECKING:
         ProtocolError,
         UnknownTargetError,
         UnsupportedObjectError,
+        WriteThroughWarning,
     )
     from interchange_hub.hookspecs import hookimpl
     from interchange_hub.hub import Hub
@@ -68,6 +69,7 @@ _LAZY = {
         "ProtocolError",
         "UnknownTargetError",
         "UnsupportedObjectError",
+        "WriteThroughWarning",
     ),
     "interchange_hub.hookspecs": ("hookimpl",),
     "interchange_hub.hub": ("Hub",),
@@ -133,6 +135,7 @@ __all__ = [
     "UnknownTargetError",
     "Unroutable",
     "UnsupportedObjectError",
+    "WriteThroughWarning",
     "__version__",
     "builtin_plugins",
     "convert",

@@ -264,7 +264,9 @@ class Adapter:
     ``devices`` (the device kinds its objects can live on, the default one first),
     ``aliases`` (other names ``to=`` accepts for it, like ``"pl"``) and ``readonly_note``
     (what the plan says when a result shares read-only memory with its source; empty
-    means the generic note: writing raises ``ValueError``).
+    means the generic note: writing raises ``ValueError``). ``writes_through``: the
+    library's objects ignore read-only flags (torch), so a result sharing read-only memory
+    of its source warns with :class:`~interchange_hub.errors.WriteThroughWarning`.
     """
 
     name: str = ""
@@ -275,6 +277,7 @@ class Adapter:
     devices: Sequence[str] = ("cpu",)
     aliases: Sequence[str] = ()
     readonly_note: str = ""
+    writes_through: bool = False
 
     def owns(self, obj: object) -> bool:
         """Whether ``obj`` belongs to this library; only called when ``module`` is loaded."""

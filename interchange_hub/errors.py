@@ -17,6 +17,7 @@ Every error a user can hit derives from :class:`InterchangeError`::
 
     LossyConversionWarning (UserWarning)          a step loses information (strict=False)
     PluginWarning (UserWarning)                   a plugin failed and was left out
+    WriteThroughWarning (UserWarning)             writing to the result would change the source
 """
 
 from __future__ import annotations
@@ -125,6 +126,16 @@ class PluginWarning(UserWarning):
 
     The message names the plugin and its distribution; ``interchange-hub plugins`` lists
     the failure too. The other adapters keep working.
+    """
+
+
+class WriteThroughWarning(UserWarning):
+    """The result shares memory its source treats as immutable, and its library ignores
+    read-only flags (torch): writing to the result would change the source.
+
+    Pass ``copy=True`` for independent memory, or filter the warning once the result is
+    only read (``warnings.filterwarnings("ignore", category=ih.WriteThroughWarning)``).
+    Shown once per call site, as torch's own ``from_numpy`` warns once.
     """
 
 

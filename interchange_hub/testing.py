@@ -30,7 +30,12 @@ from typing import TYPE_CHECKING, Any
 from interchange_hub._core.deps import installed, require
 from interchange_hub._tools import matrix
 from interchange_hub.adapter import PROTOCOL_NODES, Adapter
-from interchange_hub.errors import ConsumedSourceError, InterchangeError, LossyConversionWarning
+from interchange_hub.errors import (
+    ConsumedSourceError,
+    InterchangeError,
+    LossyConversionWarning,
+    WriteThroughWarning,
+)
 from interchange_hub.hub import Hub
 from interchange_hub.plugins import builtin_plugins
 
@@ -239,6 +244,7 @@ class _Kit:
     def convert(self, data: Any, to: str | None = None, **options: Any) -> Any:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", LossyConversionWarning)
+            warnings.simplefilter("ignore", WriteThroughWarning)  # checked by check_claims
             return self.hub.convert(data, to=to or self.name, **options)
 
     def _peer(self, data: Any, peer: str) -> Any:
@@ -325,6 +331,12 @@ class _Kit:
                 f"{label}: zero-copy claim",
                 False,
                 "plan claims zero-copy but buffers() reports no memory to verify it by",
+            )
+        if plan.write_through and total:
+            self.check(
+                f"{label}: write-through warning",
+                shared > 0,
+                "the plan warns that writes reach the source, but the result shares no memory",
             )
         try:
             copied = self.convert(src, to=to, copy=True)

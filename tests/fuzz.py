@@ -549,11 +549,14 @@ def convert_checked(hub: ih.Hub, src: Any, to: object, copy: bool | None, strict
         warnings.simplefilter("always")
         result = hub.convert(src, to, copy=copy, strict=strict)
     lossy = [str(w.message) for w in caught if issubclass(w.category, ih.LossyConversionWarning)]
+    through = [w for w in caught if issubclass(w.category, ih.WriteThroughWarning)]
     other = [
         f"{w.category.__name__}: {w.message}"
         for w in caught
-        if not issubclass(w.category, ih.LossyConversionWarning)
+        if not issubclass(w.category, (ih.LossyConversionWarning, ih.WriteThroughWarning))
     ]
+    if through and copy:  # (that the result shares memory: tests/test_safety.py, the kit)
+        raise Failure("WriteThroughWarning under copy=True")
     if other:
         raise Failure(f"the conversion emitted unexpected warnings: {other}")
     if strict and lossy:

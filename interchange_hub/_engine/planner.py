@@ -23,12 +23,14 @@ from interchange_hub.errors import (
     MissingDependencyError,
     ProtocolError,
     UnsupportedObjectError,
+    WriteThroughWarning,
+    warn,
 )
 
 if TYPE_CHECKING:
     from interchange_hub._core.info import DataInfo
     from interchange_hub._engine.cache import RouteCache
-    from interchange_hub._engine.plans import Plan
+    from interchange_hub._engine.plans import Compiled, Plan
     from interchange_hub._engine.registry import Registry
     from interchange_hub._engine.router import Router
     from interchange_hub.adapter import Adapter
@@ -65,6 +67,8 @@ class Planner:
         one_shot = source.is_one_shot(obj)
         # The first call runs the very function the fast path keeps.
         compiled = compile_runs(runs_of(plan, request))
+        if plan.write_through:
+            compiled = _warns_write_through(compiled, plan)
         try:
             result = self._router.execute(obj, plan, request, one_shot, compiled)
         except RouteChanged as exc:  # planned for this very object: the adapter is wrong
@@ -178,3 +182,19 @@ class Planner:
                 f"{place.kind} memory{hint}"
             )
         return place
+
+
+def _warns_write_through(compiled: Compiled, plan: Plan) -> Compiled:
+    """``compiled``, warning on each call that its result writes through to the source."""
+    message = (
+        f"the {plan.target} result shares memory with the {plan.source}, which treats it as "
+        "read-only, and the target ignores read-only flags: writing to the result changes "
+        "the source. Pass copy=True for independent memory (shown once per call site)"
+    )
+
+    def run(obj: Any) -> Any:
+        result = compiled(obj)
+        warn(message, WriteThroughWarning)
+        return result
+
+    return run

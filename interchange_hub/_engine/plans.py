@@ -109,6 +109,9 @@ class Plan:
     steps: tuple[Step, ...]
     notes: tuple[str, ...] = ()
     deferred: bool = False  # the route is found only when the data is read (see notes)
+    # The result shares read-only memory of the source in a library that ignores the
+    # flag (Adapter.writes_through): running the plan warns with WriteThroughWarning.
+    write_through: bool = False
     request: Request | None = field(default=None, compare=False, repr=False)
 
     @property

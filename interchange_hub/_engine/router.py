@@ -214,10 +214,21 @@ class Router:
             )
         if one_shot:
             notes.append("the source is a one-shot stream: converting it consumes it")
+        write_through = False
         if _aliases_readonly(steps):
             target = self._registry.get(req.target)
             notes.append((target.readonly_note if target else "") or READONLY_NOTE)
-        plan = Plan(names[0], names[1], info, tuple(steps), tuple(notes), request=req)
+            # Empty data shares no bytes: nothing a write could reach.
+            write_through = target is not None and target.writes_through and info.nbytes != 0
+        plan = Plan(
+            names[0],
+            names[1],
+            info,
+            tuple(steps),
+            tuple(notes),
+            request=req,
+            write_through=write_through,
+        )
         if req.strict:
             report_losses(plan.losses, plan.target, strict=True)
         return plan

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from interchange_hub._bridge.cow import share_on_write
 from interchange_hub._core.deps import require
 from interchange_hub._core.dtypes import is_numeric
 from interchange_hub._core.info import (
@@ -230,10 +231,10 @@ def _numpy_to_pandas_bind(ctx: Context) -> Callable[[Any], Any]:
     pd = require("pandas")
     if len(ctx.info.shape) == 1:
         series = pd.Series
-        return lambda value: series(value, copy=False)
+        return lambda value: share_on_write(series(value, copy=False))
     names = pd.Index([f"column_{i}" for i in range(ctx.info.shape[1])])
     frame = pd.DataFrame
-    return lambda value: frame(value, columns=names, copy=False)
+    return lambda value: share_on_write(frame(value, columns=names, copy=False))
 
 
 def _numpy_to_pandas(value: Any, ctx: Context) -> Any:

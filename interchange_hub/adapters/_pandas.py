@@ -4,7 +4,9 @@ Export uses pandas' own ``__arrow_c_stream__`` (pyarrow's ``Table.from_pandas``)
 datetime, masked and pyarrow-backed string columns are shared. Import uses
 ``Table.to_pandas(split_blocks=True)``, which shares numeric, timestamp and large_string
 buffers; integer and boolean columns with nulls become pandas' nullable dtypes (never
-float). A non-default index travels as a column, as pandas exports it.
+float). A non-default index travels as a column, as pandas exports it. A result that
+shares memory with its source is copy-on-write (``_bridge.cow``): writing to it copies the
+column written, so it never fails on Arrow's read-only memory nor changes the source.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
+from interchange_hub._bridge.cow import share_on_write
 from interchange_hub._bridge.tensors import ndarray_buffers, np_dtype_name, np_module
 from interchange_hub._core.deps import require
 from interchange_hub._core.dtypes import FIXED_SHAPE_TENSOR, is_integer, is_numeric, is_string
@@ -51,6 +54,10 @@ def _pd() -> Any:
 class PandasAdapter(Adapter):
     name = "pandas"
     aliases = ("pd",)
+    readonly_note = (
+        "the result shares memory with the source, copy-on-write: pandas copies a column "
+        "on its first write to it, so the source never changes (copy=True copies now)"
+    )
     module = "pandas"
     extra = "pandas"
     types = ("pandas.DataFrame", "pandas.Series")
@@ -527,11 +534,12 @@ def _import(value: Any, ctx: Context) -> Any:
             series = _typed_categories(series, col.type)
         if ctx.copy and _read_only(series.array):
             series = series.copy(deep=True)  # to_pandas may hand out a read-only view
-        return series.rename(name or None)
+        series = series.rename(name or None)
+        return series if ctx.copy else share_on_write(series)
     frame = _to_frame(arrowkit.read_table(value), ctx.copy)
     if want == Kind.COLUMN:
-        return frame.iloc[:, 0]
-    return frame
+        frame = frame.iloc[:, 0]
+    return frame if ctx.copy else share_on_write(frame)
 
 
 @hookimpl

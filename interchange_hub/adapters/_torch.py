@@ -75,6 +75,7 @@ class TorchAdapter(Adapter):
         "the result shares read-only memory with the source; writing to it (torch "
         "ignores the read-only flag) changes the source. Pass copy=True to avoid it"
     )
+    writes_through = True
     module = "torch"
     extra = "torch"
     types = ("torch.Tensor",)

@@ -1,0 +1,151 @@
+"""Safe results: what a user may do with a result without surprises.
+
+A pandas result that shares memory with its source can be written to with pandas' own
+setters; the write copies the column (copy-on-write) and the source never changes. A torch
+result that shares memory its source treats as read-only warns (torch ignores read-only
+flags), once per call site, with a warning class of its own.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pytest
+
+import interchange_hub as ih
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+
+def _sources() -> dict[str, Callable[[], Any]]:
+    return {
+        "polars": lambda: pl.DataFrame({"a": [1, 2, 3], "b": [1.5, 2.5, 3.5]}),
+        "pyarrow": lambda: pa.table({"a": [1, 2, 3], "b": [1.5, 2.5, 3.5]}),
+        "numpy": lambda: np.arange(6.0).reshape(3, 2, order="F"),
+    }
+
+
+def _values(obj: Any) -> Any:
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    return pa.table(obj).to_pydict()
+
+
+WRITES: dict[str, Callable[[pd.DataFrame], None]] = {
+    "loc": lambda df: df.loc.__setitem__((0, df.columns[0]), 9),
+    "iloc": lambda df: df.iloc.__setitem__((1, 1), 7.0),
+    "at": lambda df: df.at.__setitem__((2, df.columns[0]), 5),
+    "fillna(inplace)": lambda df: df.fillna(0, inplace=True),
+    "column +=": lambda df: df.__setitem__(df.columns[1], df[df.columns[1]] + 1),
+    "iloc slice": lambda df: df.iloc.__setitem__((slice(0, 2), 0), 4),
+}
+
+
+@pytest.mark.parametrize("write", list(WRITES))
+@pytest.mark.parametrize("source", list(_sources()))
+def test_pandas_results_are_writable_and_the_source_never_changes(
+    hub: ih.Hub, source: str, write: str
+) -> None:
+    src = _sources()[source]()
+    before = _values(src)
+    frame = hub.convert(src, to="pandas")
+    assert hub.shared_bytes(frame, src) > 0  # still zero-copy until written to
+    expected = frame.copy(deep=True)
+    WRITES[write](expected)
+    WRITES[write](frame)
+    pd.testing.assert_frame_equal(frame, expected)
+    assert _values(src) == before
+
+
+def test_a_pandas_series_result_is_writable(hub: ih.Hub) -> None:
+    col = pa.chunked_array([[1.0, 2.0, 3.0]])
+    series = hub.convert(col, to=pd.Series)
+    assert hub.shared_bytes(series, col) > 0
+    series.iloc[0] = 10.0
+    series.loc[1] = 20.0
+    assert series.tolist() == [10.0, 20.0, 3.0]
+    assert col.to_pylist() == [1.0, 2.0, 3.0]
+
+
+def test_a_write_copies_only_the_column_written(hub: ih.Hub) -> None:
+    table = pa.table({"a": np.arange(1000.0), "b": np.arange(1000.0)})
+    frame = hub.convert(table, to="pandas")
+    frame.loc[0, "a"] = -1.0
+    a, b = table.column("a").chunks[0], table.column("b").chunks[0]
+    assert hub.shared_bytes(frame["a"], a) == 0  # copied on write
+    assert hub.shared_bytes(frame["b"], b) == b.nbytes  # still shared
+    assert table.column("a")[0].as_py() == 0.0
+
+
+def test_the_pandas_plan_says_copy_on_write(hub: ih.Hub) -> None:
+    text = str(hub.plan(pa.table({"a": [1.0, 2.0]}), to="pandas"))
+    assert "copy-on-write" in text
+    assert "raises" not in text
+    assert "copy-on-write" not in str(hub.plan(pa.table({"a": [1.0]}), to="pandas", copy=True))
+
+
+def _caught(fn: Callable[[], Any]) -> list[warnings.WarningMessage]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn()
+    return [w for w in caught if issubclass(w.category, ih.WriteThroughWarning)]
+
+
+def test_torch_results_of_read_only_memory_warn_naming_copy_true(hub: ih.Hub) -> None:
+    series = pl.Series("a", [3, 1, 2]).sort()
+    plan = hub.plan(series, to="torch")
+    assert plan.write_through
+    (warning,) = _caught(lambda: hub.convert(series, to="torch"))
+    assert "copy=True" in str(warning.message)
+    assert warning.filename == __file__  # points at the caller, not the hub
+    tensor = hub.convert(series, to="torch")  # what the warning is about:
+    assert hub.shared_bytes(tensor, series) > 0
+    tensor[0] = 100
+    assert series.to_list()[0] == 100
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: np.arange(4.0),  # writable numpy: torch shares it as numpy itself would
+        lambda: pl.Series("a", [], dtype=pl.Float64),  # nothing shared
+    ],
+    ids=["writable numpy", "empty"],
+)
+def test_torch_results_that_cannot_write_through_do_not_warn(hub: ih.Hub, make: Any) -> None:
+    src = make()
+    assert not hub.plan(src, to="torch").write_through
+    assert _caught(lambda: hub.convert(src, to="torch")) == []
+
+
+def test_copy_true_never_warns_and_shares_nothing(hub: ih.Hub) -> None:
+    series = pl.Series("a", [1.0, 2.0])
+    assert _caught(lambda: hub.convert(series, to="torch", copy=True)) == []
+    tensor = hub.convert(series, to="torch", copy=True)
+    tensor[0] = 5.0
+    assert series.to_list() == [1.0, 2.0]
+
+
+def test_the_write_through_warning_shows_once_per_call_site(hub: ih.Hub) -> None:
+    arr = np.arange(3.0)
+    arr.flags.writeable = False
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        for _ in range(5):
+            hub.convert(arr, to="torch")  # the fast path, after the first call
+        hub.convert(arr, to="torch")  # another line: shown again
+    assert len([w for w in caught if issubclass(w.category, ih.WriteThroughWarning)]) == 2
+
+
+def test_the_write_through_warning_can_be_filtered(hub: ih.Hub) -> None:
+    series = pl.Series("a", [1, 2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", category=ih.WriteThroughWarning)
+        hub.convert(series, to="torch")

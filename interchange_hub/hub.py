@@ -9,7 +9,15 @@ from interchange_hub._engine.cache import RouteCache
 from interchange_hub._engine.planner import Planner
 from interchange_hub._engine.registry import Registry
 from interchange_hub._engine.router import Router
-from interchange_hub.plugins import autoload_enabled, collect, load_plugins, not_loaded
+from interchange_hub.adapter import Adapter
+from interchange_hub.errors import InvalidOptionError
+from interchange_hub.plugins import (
+    as_plugin,
+    autoload_enabled,
+    collect,
+    load_plugins,
+    not_loaded,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -19,7 +27,7 @@ if TYPE_CHECKING:
     from interchange_hub._core.device import Device
     from interchange_hub._core.info import DataInfo
     from interchange_hub._engine.plans import Plan
-    from interchange_hub.adapter import Adapter, Buffer, Edge
+    from interchange_hub.adapter import Buffer, Edge
     from interchange_hub.plugins import PluginInfo
 
 
@@ -28,11 +36,30 @@ class Hub:
 
     :param autoload: load third-party plugins from entry points (None: follow the
         environment variables).
-    :param plugins: the plugins to register instead of the built-in adapters.
+    :param plugins: plugins to register besides the built-in adapters: modules or objects
+        with ``@ih.hookimpl`` functions, import paths, or :class:`~interchange_hub.Adapter`
+        instances.
+    :param builtin: register the built-in adapters (pyarrow, polars, pandas, ...); False
+        gives a hub of ``plugins`` alone.
+
+    >>> hub = ih.Hub(plugins=[MyAdapter()], autoload=False)  # doctest: +SKIP
     """
 
-    def __init__(self, *, autoload: bool | None = None, plugins: Iterable[object] | None = None):
-        self._pm_args = (autoload, None if plugins is None else list(plugins))
+    def __init__(
+        self,
+        *,
+        autoload: bool | None = None,
+        plugins: Iterable[object] | None = None,
+        builtin: bool = True,
+    ):
+        if builtin not in (True, False):
+            raise InvalidOptionError(f"builtin must be True or False, not {builtin!r}")
+        if isinstance(plugins, (str, bytes)) or (plugins is not None and _is_single(plugins)):
+            plugins = [plugins]
+        given = list(plugins or ())
+        for plugin in given:
+            as_plugin(plugin)  # a class, an Edge or a number is refused here, not on first use
+        self._pm_args = (autoload, given, builtin)
         self._pm: pluggy.PluginManager | None = None
         self._infos: dict[str, PluginInfo] = {}
         self._registry = Registry()
@@ -48,8 +75,8 @@ class Hub:
         if self._pm is None:
             with self._lock:
                 if self._pm is None:
-                    autoload, plugins = self._pm_args
-                    loaded = load_plugins(autoload=autoload, plugins=plugins)
+                    autoload, plugins, builtin = self._pm_args
+                    loaded = load_plugins(autoload=autoload, plugins=plugins, builtin=builtin)
                     collect(loaded, self._registry)
                     self._router.invalidate()
                     self._infos = loaded.infos
@@ -160,3 +187,8 @@ class Hub:
                     )
                     total += hi - lo
         return total
+
+
+def _is_single(plugins: object) -> bool:
+    """Whether ``plugins=`` got one plugin rather than a list of them."""
+    return isinstance(plugins, Adapter) or not hasattr(plugins, "__iter__")

@@ -17,10 +17,10 @@ import pluggy
 
 from interchange_hub import hookspecs
 from interchange_hub.adapter import Adapter, Edge
-from interchange_hub.errors import PluginWarning, warn
+from interchange_hub.errors import InvalidOptionError, PluginWarning, warn
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
     from importlib.metadata import Distribution, EntryPoint
     from types import ModuleType
 
@@ -114,7 +114,9 @@ class Loaded:
 
 
 def builtin_plugins() -> list[ModuleType]:
-    """The built-in adapter plugins, for ``Hub(plugins=[*builtin_plugins(), mine])``."""
+    """The built-in adapter plugins (``Hub(plugins=[mine])`` registers them too; with
+    ``builtin=False``, ``Hub(plugins=[*builtin_plugins()[:2], mine], builtin=False)``
+    picks some)."""
     return [importlib.import_module(path) for path in DEFAULT_PLUGINS]
 
 
@@ -126,7 +128,10 @@ def autoload_enabled(autoload: bool | None) -> bool:
 
 
 def load_plugins(
-    *, autoload: bool | None = None, plugins: Iterable[object] | None = None
+    *,
+    autoload: bool | None = None,
+    plugins: Iterable[object] | None = None,
+    builtin: bool = True,
 ) -> Loaded:
     """Build a plugin manager and register plugins, containing every failure.
 
@@ -134,19 +139,22 @@ def load_plugins(
         group; None follows ``INTERCHANGE_HUB_DISABLE_PLUGIN_AUTOLOAD``. The entry points
         loaded are those named in ``INTERCHANGE_HUB_LOAD_PLUGINS`` (a comma list; empty:
         none) or, when it is unset, all of them.
-    :param plugins: plugins (modules, objects or import paths) to register instead of the
-        built-in adapters.
+    :param plugins: plugins to register besides the built-in adapters: modules, objects
+        with ``@hookimpl`` functions, import paths, or :class:`Adapter` instances (each
+        registered as a plugin of its own). A built-in given again is registered once.
+    :param builtin: register the built-in adapters (False: only ``plugins``).
     """
+    given = [as_plugin(p) for p in plugins or ()]  # refused before anything is registered
     pm = pluggy.PluginManager(ENTRY_POINT_GROUP)
     pm.add_hookspecs(hookspecs)
     loaded = Loaded(pm)
-    if plugins is None:
+    if builtin:
         for path in DEFAULT_PLUGINS:
             _register(loaded, path, PluginInfo(path, BUILTIN, "interchange-hub"))
-    else:
-        for plugin in plugins:
-            name = plugin if isinstance(plugin, str) else _plugin_name(plugin)
-            _register(loaded, plugin, PluginInfo(name, GIVEN))
+    for name, plugin in given:
+        if builtin and name in DEFAULT_PLUGINS:
+            continue  # Hub(plugins=[*builtin_plugins(), mine]) keeps working
+        _register(loaded, plugin, PluginInfo(name, GIVEN))
     if autoload_enabled(autoload):
         _load_entry_points(loaded)
     _check_pending(loaded)
@@ -196,6 +204,42 @@ def _add(registry: Registry, hook: str, item: object, plugin: str) -> str:
         return f"its hook {hook} registered {item!r}, which is not an interchange_hub.Edge"
     registry.add_edge(item, plugin)
     return ""
+
+
+class _AdapterPlugin:
+    """A plugin that registers one adapter instance given to ``Hub(plugins=[...])``."""
+
+    def __init__(self, adapter: Adapter) -> None:
+        self.adapter = adapter
+        self.__name__ = f"adapter:{adapter.name or type(adapter).__qualname__}"
+
+    @hookspecs.hookimpl
+    def register_adapters(self, register: Callable[[object], None]) -> None:
+        register(self.adapter)
+
+
+def as_plugin(plugin: object) -> tuple[str, object]:
+    """(name, plugin) for an entry of ``plugins=``; a clear error for what is none."""
+    if isinstance(plugin, Adapter):
+        wrapped = _AdapterPlugin(plugin)
+        return wrapped.__name__, wrapped
+    if isinstance(plugin, type) and issubclass(plugin, Adapter | Edge):
+        raise InvalidOptionError(
+            f"plugins= got the class {plugin.__qualname__}, not an instance; pass "
+            f"{plugin.__qualname__}() (or the module that registers it)"
+        )
+    if isinstance(plugin, Edge):
+        raise InvalidOptionError(
+            "plugins= got an Edge; register edges from a plugin's register_edges hook"
+        )
+    if isinstance(plugin, str):
+        return plugin, plugin
+    if plugin is None or isinstance(plugin, (int, float, bytes, list, tuple, dict, set)):
+        raise InvalidOptionError(
+            f"plugins= takes plugin modules, objects with @ih.hookimpl functions, import "
+            f"paths or Adapter instances, not {type(plugin).__name__}"
+        )
+    return _plugin_name(plugin), plugin
 
 
 def _plugin_name(plugin: object) -> str:

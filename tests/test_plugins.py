@@ -121,11 +121,41 @@ def test_the_listing_says_what_each_plugin_provides() -> None:
     assert all(p.loaded and not p.error for p in listing.values())
 
 
-def test_plugins_given_replace_the_builtins() -> None:
+def test_plugins_given_add_to_the_builtins() -> None:
     hub = ih.Hub(autoload=False, plugins=[boxes])
+    names = [a.name for a in hub.adapters()]
+    assert "boxes" in names and "pyarrow" in names and "polars" in names
+    box = hub.convert(TABLE, to="boxes")
+    assert hub.convert(box, to="polars").shape == (TABLE.num_rows, TABLE.num_columns)
+    # The old spelling registers each built-in once.
+    again = ih.Hub(autoload=False, plugins=[*ih.builtin_plugins(), boxes])
+    assert sorted(a.name for a in again.adapters()) == sorted(names)
+    assert all(not p.error for p in again.plugins())
+
+
+def test_builtin_false_gives_a_hub_of_the_plugins_alone() -> None:
+    hub = ih.Hub(autoload=False, plugins=[boxes], builtin=False)
     assert [a.name for a in hub.adapters()] == ["boxes"]
-    with pytest.raises(ih.UnknownTargetError):
+    with pytest.raises(ih.UnknownTargetError, match="Known targets: boxes"):
         hub.plan(TABLE, to="polars")
+    # Arrow data with no pyarrow adapter enters through its protocol: no recursion.
+    box = hub.convert(TABLE, to="boxes")
+    assert box.table.equals(TABLE)
+
+
+def test_an_adapter_instance_is_taken_as_a_plugin_and_a_class_is_refused() -> None:
+    hub = ih.Hub(autoload=False, plugins=[boxes.BoxAdapter()])
+    assert "boxes" in [a.name for a in hub.adapters()]
+    assert "adapter:boxes" in [p.name for p in hub.plugins()]
+    assert isinstance(hub.convert(TABLE, to="boxes"), boxes.Box)
+    single = ih.Hub(autoload=False, plugins=boxes.BoxAdapter(), builtin=False)
+    assert [a.name for a in single.adapters()] == ["boxes"]
+    with pytest.raises(ih.InvalidOptionError, match=r"pass BoxAdapter\(\)"):
+        ih.Hub(plugins=[boxes.BoxAdapter])
+    with pytest.raises(ih.InvalidOptionError, match="not int"):
+        ih.Hub(plugins=[3])
+    with pytest.raises(ih.InvalidOptionError, match="builtin must be"):
+        ih.Hub(builtin="no")  # type: ignore[arg-type]
 
 
 def test_builtin_plugins_are_the_defaults() -> None:

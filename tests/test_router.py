@@ -106,7 +106,7 @@ def make_hub(*adapters: ih.Adapter, edges: Sequence[ih.Edge] = ()) -> ih.Hub:
             for e in edges:
                 register(e)
 
-    return ih.Hub(autoload=False, plugins=[Plugin()])
+    return ih.Hub(autoload=False, plugins=[Plugin()], builtin=False)
 
 
 def test_cheapest_route_wins() -> None:

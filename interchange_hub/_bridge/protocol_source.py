@@ -90,6 +90,8 @@ class ProtocolSource(Adapter):
         if not installed("pyarrow"):
             return DataInfo(Kind.TABLE, known=False)
         pa = arrowkit.pa_module()
+        if isinstance(obj, (pa.Table, pa.RecordBatch, pa.Array, pa.ChunkedArray)):
+            return _describe_data(obj)  # pyarrow data, in a hub without the pyarrow adapter
         if is_arrow_array(obj) and not is_arrow_stream(obj):
             return _describe_data(_import_array(obj))
         if has_dunder(obj, "__arrow_c_schema__"):
@@ -115,7 +117,7 @@ class ProtocolSource(Adapter):
 
 
 def _describe_data(data: Any) -> DataInfo:
-    if isinstance(data, arrowkit.pa_module().RecordBatch):
+    if isinstance(data, (arrowkit.pa_module().RecordBatch, arrowkit.pa_module().Table)):
         return arrowkit.describe_table(data)
     return arrowkit.describe_column(data)
 

@@ -47,7 +47,13 @@ class Planner:
 
     # -- the verbs -------------------------------------------------------------------------
     def convert(
-        self, obj: object, to: object, copy: bool | None, device: str | Device | None, strict: bool
+        self,
+        obj: object,
+        to: object,
+        copy: bool | None,
+        device: str | Device | None,
+        strict: bool,
+        was_read: bool = False,
     ) -> Any:
         call = (type(obj), to, copy, device, strict)
         try:  # the fast path, read inline (one call less per repeated conversion)
@@ -63,7 +69,12 @@ class Planner:
                     pass
         plan, request, source = self._plan(obj, to, copy, device, strict)
         if plan.deferred:  # a stream of unknown schema: read it once, then plan for real
-            return self.convert(read_once(obj), to, copy, device, strict)
+            if was_read:
+                raise ConversionError(
+                    f"the {type(obj).__name__} was read from a stream, but its schema is "
+                    "still unknown; report this as a bug, with the stream's producer"
+                )
+            return self.convert(read_once(obj), to, copy, device, strict, was_read=True)
         one_shot = source.is_one_shot(obj)
         # The first call runs the very function the fast path keeps.
         compiled = compile_runs(runs_of(plan, request))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from interchange_hub._engine.cache import RouteCache
 from interchange_hub._engine.planner import Planner
@@ -49,14 +49,16 @@ class Hub:
         self,
         *,
         autoload: bool | None = None,
-        plugins: Iterable[object] | None = None,
+        plugins: Iterable[object] | Adapter | None = None,
         builtin: bool = True,
     ):
         if builtin not in (True, False):
             raise InvalidOptionError(f"builtin must be True or False, not {builtin!r}")
-        if isinstance(plugins, (str, bytes)) or (plugins is not None and _is_single(plugins)):
-            plugins = [plugins]
-        given = list(plugins or ())
+        given: list[object]
+        if isinstance(plugins, (str, bytes, Adapter)) or not hasattr(plugins, "__iter__"):
+            given = [] if plugins is None else [plugins]  # one plugin, not a list of them
+        else:
+            given = list(cast("Iterable[object]", plugins))
         for plugin in given:
             as_plugin(plugin)  # a class, an Edge or a number is refused here, not on first use
         self._pm_args = (autoload, given, builtin)
@@ -187,8 +189,3 @@ class Hub:
                     )
                     total += hi - lo
         return total
-
-
-def _is_single(plugins: object) -> bool:
-    """Whether ``plugins=`` got one plugin rather than a list of them."""
-    return isinstance(plugins, Adapter) or not hasattr(plugins, "__iter__")

@@ -23,7 +23,8 @@ def loaded(name: str) -> ModuleType | None:
 def installed(name: str) -> bool:
     """Whether ``name`` can be imported (checked once per process, without importing)."""
     if name in sys.modules:
-        return True
+        return sys.modules[name] is not None  # None: the import is blocked
+
     try:
         return importlib.util.find_spec(name) is not None
     except (ImportError, ValueError):

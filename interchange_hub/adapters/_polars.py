@@ -153,6 +153,7 @@ def _adjacent(series: Sequence[Any], cols: Sequence[Column]) -> bool:
         len(cols) < 2
         or any(c.dtype != cols[0].dtype or c.nulls != 0 or c.chunks != 1 for c in cols)
         or not is_numeric(cols[0].dtype)
+        or not installed("numpy")  # polars' to_numpy panics (a BaseException) without it
     ):
         return False
     try:

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import importlib
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 # Kept equal to the distribution's version (pyproject.toml) by tests/test_api.py; a
 # constant, so that reading it imports nothing.
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    import numpy
+    import torch
+
     from interchange_hub._core.device import Device
     from interchange_hub._core.info import (
         Column,
@@ -161,6 +164,88 @@ def default_hub() -> Hub:
     return _default
 
 
+_T = TypeVar("_T")
+
+
+@overload
+def convert(
+    obj: object,
+    to: type[_T],
+    *,
+    copy: bool | None = ...,
+    device: str | Device | None = ...,
+    strict: bool = ...,
+    dtype: object = ...,
+    as_dict: Literal[False] = ...,
+) -> _T: ...
+@overload
+def convert(
+    obj: object,
+    to: type[_T],
+    *,
+    copy: bool | None = ...,
+    device: str | Device | None = ...,
+    strict: bool = ...,
+    dtype: object = ...,
+    as_dict: Literal[True],
+) -> dict[str, _T]: ...
+@overload
+def convert(
+    obj: object,
+    to: Literal["numpy", "np"],
+    *,
+    copy: bool | None = ...,
+    device: str | Device | None = ...,
+    strict: bool = ...,
+    dtype: object = ...,
+    as_dict: Literal[False] = ...,
+) -> numpy.ndarray[Any, Any]: ...
+@overload
+def convert(
+    obj: object,
+    to: Literal["torch", "pt"],
+    *,
+    copy: bool | None = ...,
+    device: str | Device | None = ...,
+    strict: bool = ...,
+    dtype: object = ...,
+    as_dict: Literal[False] = ...,
+) -> torch.Tensor: ...
+@overload
+def convert(
+    obj: object,
+    to: Literal["numpy", "np"],
+    *,
+    copy: bool | None = ...,
+    device: str | Device | None = ...,
+    strict: bool = ...,
+    dtype: object = ...,
+    as_dict: Literal[True],
+) -> dict[str, numpy.ndarray[Any, Any]]: ...
+@overload
+def convert(
+    obj: object,
+    to: Literal["torch", "pt"],
+    *,
+    copy: bool | None = ...,
+    device: str | Device | None = ...,
+    strict: bool = ...,
+    dtype: object = ...,
+    as_dict: Literal[True],
+) -> dict[str, torch.Tensor]: ...
+@overload
+def convert(
+    obj: object,
+    to: object,
+    *,
+    copy: bool | None = ...,
+    device: str | Device | None = ...,
+    strict: bool = ...,
+    dtype: object = ...,
+    as_dict: bool = ...,
+) -> Any: ...
+
+
 def convert(
     obj: object,
     to: object,
@@ -168,9 +253,56 @@ def convert(
     copy: bool | None = None,
     device: str | Device | None = None,
     strict: bool = False,
+    dtype: object = None,
+    as_dict: bool = False,
 ) -> Any:
-    """Convert ``obj`` to the library or type ``to``; see :meth:`Hub.convert`."""
-    return default_hub().convert(obj, to, copy=copy, device=device, strict=strict)
+    """Convert ``obj`` to another library's type: zero-copy where the layouts allow, an
+    explicit copy otherwise, and a warning for every column that cannot be kept exactly.
+
+    :param obj: a pyarrow, nanoarrow, polars, pandas, numpy, torch or cupy object, a
+        plugin library's object, or anything exposing the Arrow PyCapsule interface
+        (``__arrow_c_stream__``, ``__arrow_c_array__``, their device variants) or DLPack.
+    :param to: a library name (``"polars"``, ``"pandas"``, ``"numpy"``, ``"torch"``, an
+        alias such as ``"pl"``), one of its types (``pl.Series``, ``pa.Table``), or the
+        library module itself (``to=pl``).
+    :param copy: None (default) copies only where needed; False raises
+        :class:`CopyRequiredError` instead of copying anything; True gives a result that
+        shares no memory with ``obj``.
+    :param device: None keeps the data where it is; ``"cpu"`` or ``"cuda:N"`` asks for a
+        place (a device move is a copy, shown in the plan).
+    :param strict: raise :class:`LossyConversionError`, before converting, where the
+        default warns with :class:`LossyConversionWarning` (a type or value the target
+        cannot hold).
+    :param dtype: the dtype of a tensor result (``"float32"``, ``np.float32``,
+        ``torch.float32``): the columns are cast, a planned copy. Without it, a table of
+        mixed numeric columns is promoted as ``DataFrame.to_numpy()`` does; values the cast
+        cannot keep (integers above 2**53 into float64) are warned.
+    :param as_dict: give ``{column name: result}``, one result per column of a table,
+        each in its own dtype and zero-copy where the column allows.
+    :returns: an object of the target library (a ``dict`` of them with ``as_dict=True``).
+        A result that shares memory with ``obj`` cannot change it: pandas copies a column
+        on its first write, numpy views are read-only, torch warns
+        (:class:`WriteThroughWarning`).
+    :raises UnsupportedObjectError: no adapter or protocol recognises ``obj``.
+    :raises UnknownTargetError: ``to`` names no installed library or type.
+    :raises NoRouteError: no chain of adapters produces the target (the message says why).
+    :raises CopyRequiredError: ``copy=False`` and every route copies.
+    :raises LossyConversionError: ``strict=True`` and a column would change.
+    :raises MissingDependencyError: a library the conversion needs is not installed.
+
+    >>> import interchange_hub as ih
+    >>> import pyarrow as pa
+    >>> df = ih.convert(pa.table({"a": [1, 2, 3]}), to="polars")
+    >>> df.shape
+    (3, 1)
+    >>> print(ih.plan(pa.table({"a": [1.5]}), to="numpy").zero_copy)
+    True
+
+    Use :func:`plan` to see the route, its copies and losses before anything runs.
+    """
+    return default_hub().convert(
+        obj, to, copy=copy, device=device, strict=strict, dtype=dtype, as_dict=as_dict
+    )
 
 
 def plan(
@@ -180,9 +312,29 @@ def plan(
     copy: bool | None = None,
     device: str | Device | None = None,
     strict: bool = False,
+    dtype: object = None,
+    as_dict: bool = False,
 ) -> Plan:
-    """Plan the conversion of ``obj`` to ``to`` without running it; see :meth:`Hub.plan`."""
-    return default_hub().plan(obj, to, copy=copy, device=device, strict=strict)
+    """Plan the conversion of ``obj`` to ``to`` without converting anything.
+
+    Takes the arguments of :func:`convert`. The plan lists each step (library, protocol,
+    device, zero-copy or copy and why, bytes), every lossy column and notes such as a
+    read-only result; ``print(plan)`` shows it, Jupyter shows it as a table, and
+    ``plan.zero_copy``, ``plan.copies``, ``plan.losses``, ``plan.copied_bytes`` and
+    ``plan.device_moves`` read it.
+
+    :raises: what :func:`convert` raises before converting (``CopyRequiredError``,
+        ``LossyConversionError`` with ``strict=True``, ...).
+
+    >>> import interchange_hub as ih
+    >>> import pyarrow as pa
+    >>> print(ih.plan(pa.table({"a": [1.5, 2.5]}), to="polars"))  # doctest: +ELLIPSIS
+    Plan pyarrow.Table -> polars: zero-copy, 2 step(s)
+    ...
+    """
+    return default_hub().plan(
+        obj, to, copy=copy, device=device, strict=strict, dtype=dtype, as_dict=as_dict
+    )
 
 
 def export(obj: object) -> Any:

@@ -118,6 +118,7 @@ class Context:
     fresh: bool = False  # the input is memory this conversion made (shares nothing with the source)
     target: str = ""  # the library the whole conversion ends in
     device: Device | None = None  # where the result must end up (None: anywhere)
+    dtype: str | None = None  # the dtype asked of a tensor result (dtype=; None: its own)
 
 
 @dataclass(frozen=True, slots=True)

@@ -314,3 +314,11 @@ class ArrowStreamProducer:
             capsule = producer.__arrow_c_stream__()
         check_capsule(capsule, ARROW_ARRAY_STREAM, producer)
         return capsule
+
+
+def named_columns(value: Any, kind: Kind) -> list[tuple[str, Any]]:
+    """(name, ChunkedArray) for each column of Arrow data ``value`` (a column: itself)."""
+    if kind == Kind.COLUMN:
+        return [("", read_column(value))]
+    table = read_table(value)
+    return list(zip(table.column_names, table.columns, strict=True))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 from interchange_hub._engine.cache import RouteCache
 from interchange_hub._engine.planner import Planner
@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from interchange_hub._engine.plans import Plan
     from interchange_hub.adapter import Buffer, Edge
     from interchange_hub.plugins import PluginInfo
+
+
+_T = TypeVar("_T")
 
 
 class Hub:
@@ -125,12 +128,43 @@ class Hub:
         copy: bool | None = None,
         device: str | Device | None = None,
         strict: bool = False,
+        dtype: object = None,
+        as_dict: bool = False,
     ) -> Plan:
         """Plan the conversion of ``obj`` to ``to`` without converting anything.
 
-        Arguments are those of :meth:`convert`.
+        Arguments are those of :meth:`convert`. With ``as_dict=True`` the table is taken
+        to Arrow to plan each column (zero-copy; a one-shot stream is refused).
         """
-        return self.planner.plan(obj, to, copy, device, strict)
+        _check_as_dict(as_dict)
+        if as_dict:
+            return self.planner.plan_columns(obj, to, copy, device, strict, dtype)
+        return self.planner.plan(obj, to, copy, device, strict, dtype)
+
+    @overload
+    def convert(
+        self,
+        obj: object,
+        to: type[_T],
+        *,
+        copy: bool | None = ...,
+        device: str | Device | None = ...,
+        strict: bool = ...,
+        dtype: object = ...,
+        as_dict: Literal[False] = ...,
+    ) -> _T: ...
+    @overload
+    def convert(
+        self,
+        obj: object,
+        to: object,
+        *,
+        copy: bool | None = ...,
+        device: str | Device | None = ...,
+        strict: bool = ...,
+        dtype: object = ...,
+        as_dict: bool = ...,
+    ) -> Any: ...
 
     def convert(
         self,
@@ -140,20 +174,15 @@ class Hub:
         copy: bool | None = None,
         device: str | Device | None = None,
         strict: bool = False,
+        dtype: object = None,
+        as_dict: bool = False,
     ) -> Any:
-        """Convert ``obj`` to the library or type ``to``.
-
-        :param to: a library name (``"polars"``) or a type (``pl.Series``).
-        :param copy: None copies only where needed; False raises
-            :class:`~interchange_hub.errors.CopyRequiredError` if any column must be copied;
-            True gives a result that shares no memory with ``obj``.
-        :param device: None keeps the data where it is; ``"cpu"`` or ``"cuda:N"`` asks
-            for a place.
-        :param strict: raise :class:`~interchange_hub.errors.LossyConversionError` instead
-            of warning when a step cannot keep a column faithfully.
-        """
+        """Convert ``obj`` to the library or type ``to``; see :func:`interchange_hub.convert`."""
+        if as_dict is not False:
+            _check_as_dict(as_dict)
+            return self.planner.convert_columns(obj, to, copy, device, strict, dtype)
         planner = self._planner if self._pm is not None else self.planner  # the hot path
-        return planner.convert(obj, to, copy, device, strict)
+        return planner.convert(obj, to, copy, device, strict, dtype)
 
     def export(self, obj: object) -> Any:
         """An object exposing every interchange dunder that applies to ``obj``."""
@@ -189,3 +218,8 @@ class Hub:
                     )
                     total += hi - lo
         return total
+
+
+def _check_as_dict(as_dict: object) -> None:
+    if not (as_dict is True or as_dict is False):
+        raise InvalidOptionError(f"as_dict must be True or False, not {as_dict!r}")

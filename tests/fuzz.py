@@ -710,6 +710,16 @@ def empty_chunk_inside(col: pa.ChunkedArray) -> bool:
     return False
 
 
+def promoted(table: pa.Table, dst: str) -> bool:
+    """Whether the documented promotion applies: numeric and bool columns of several types
+    into one tensor share the dtype numpy's promotion gives (values compared as numbers)."""
+    types = {t for t in type_names(table)}
+    plain = all(
+        t == "bool" or t.startswith(("int", "uint", "float", "double", "halffloat")) for t in types
+    )
+    return dst in TENSOR_LIBRARIES and plain and len(types) > 1
+
+
 def documented_unchecked(table: pa.Table, dst: str) -> frozenset[int]:
     """Columns whose values may change as documented, without a warning."""
     if dst != "duckdb":  # "a dictionary or time zone nested inside a list or struct is
@@ -755,7 +765,7 @@ def table_case(hub: ih.Hub, seed: int, number: int, names: list[str], types: lis
         if copy and not any("struct<" in t for t in type_names(table)):
             check_no_sharing(hub, src, result, how, to)
         pandas_involved = how.startswith("pd.") or dst == "pandas"
-        loose = bool(lossy)
+        loose = bool(lossy) or promoted(table, dst)
         norm_how = Norm(nan_is_null=pandas_involved, loose=loose)
         expected = arrow_values(before, norm_how)
         if how not in ONE_SHOT:  # the source must be unchanged

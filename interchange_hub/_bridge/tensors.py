@@ -15,8 +15,10 @@ from interchange_hub._core.deps import require
 from interchange_hub._core.device import CPU, Device
 from interchange_hub._core.dtypes import (
     FIXED_SHAPE_TENSOR,
+    common_dtype,
     fixed_shape_name,
     fixed_shape_of,
+    hub_name,
     is_integer,
     is_numeric,
     is_string,
@@ -38,7 +40,7 @@ from interchange_hub.adapter import Buffer, Context
 from interchange_hub.errors import NoRouteError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
 TENSOR_NAME = ""  # the column name of a 1-D tensor
 UNKNOWN_NULLS = "nulls are unknown until the stream is read"
@@ -169,17 +171,22 @@ def _column_plan(col: Column, dlpack_only: bool) -> tuple[str, list[Copy], list[
     return "object", copies, losses
 
 
-def estimate_to_tensor(info: DataInfo, dlpack_only: bool) -> Estimate:
-    """Arrow table or column -> ndarray (1-D for a column, 2-D for a table)."""
+def estimate_to_tensor(info: DataInfo, dlpack_only: bool, want: str | None = None) -> Estimate:
+    """Arrow table or column -> ndarray (1-D for a column, 2-D for a table).
+
+    Columns of different numeric dtypes are cast to the dtype numpy's promotion gives
+    (as ``DataFrame.to_numpy()`` does), or to ``want`` (``dtype=``); a cast is a copy of
+    the column, and values it cannot keep are found when it runs (:func:`cast_checked`).
+    """
     if info.kind == Kind.TENSOR:
         raise Unroutable("already a tensor")
     if len(info.data_columns) != len(info.columns):
         # Like DataFrame.to_numpy(), leave an index column out of the tensor.
-        est = estimate_to_tensor(info.but(columns=info.data_columns), dlpack_only)
+        est = estimate_to_tensor(info.but(columns=info.data_columns), dlpack_only, want)
         return replace(est, why=est.why + "; its index is left out")
     if not info.columns:
         raise Unroutable("a table without columns cannot become a tensor")
-    planned = [_column_plan(c, dlpack_only) for c in info.columns]
+    planned = _cast_plan(info, [_column_plan(c, dlpack_only) for c in info.columns], want)
     copies = [c for _, cs, _ in planned for c in cs]
     losses = [x for _, _, ls in planned for x in ls]
     rows = info.rows
@@ -253,6 +260,72 @@ def estimate_to_tensor(info: DataInfo, dlpack_only: bool) -> Estimate:
     )
 
 
+_Planned = tuple[str, list[Copy], list[Loss]]
+
+
+def cast_target(info: DataInfo, dtypes: Sequence[str], want: str | None) -> str | None:
+    """The dtype the columns (planned as ``dtypes``) are cast to, or None for no cast."""
+    if want is not None:
+        return want if any(d != want for d in dtypes) else None
+    if info.kind == Kind.COLUMN or len(set(dtypes)) < 2:
+        return None
+    if _all_ints_with_some_nulls(info, set(dtypes)):
+        return None  # they become float64 together (see estimate_to_tensor)
+    if not all(_castable(c.dtype) for c in info.columns if Flag.INDEX not in c.flags):
+        return None  # temporal and other columns are not promoted: the table is refused
+    return common_dtype(set(dtypes))
+
+
+def _castable(dtype: str) -> bool:
+    return is_numeric(dtype) or dtype == "bool"
+
+
+def _cast_plan(info: DataInfo, planned: list[_Planned], want: str | None) -> list[_Planned]:
+    """``planned``, with a cast step (a copy) for each column whose dtype is not the one
+    all columns are cast to; a column that cannot be cast is refused."""
+    to = cast_target(info, [d for d, _, _ in planned], want)
+    if to is None:
+        return planned
+    out = []
+    for col, (dtype, copies, losses) in zip(info.columns, planned, strict=True):
+        if dtype != to:
+            if not _castable(col.dtype):
+                raise Unroutable(f"column {col.name!r} ({col.dtype}) cannot be cast to {to}")
+            why = f"dtype={want!r}" if want else "the columns share one dtype, as to_numpy() does"
+            reason = f"cast {dtype} -> {to} ({why}; values it cannot hold are warned when run)"
+            copies = [*copies, Copy(col.name, col.nbytes, reason)]
+            dtype = to
+        out.append((dtype, copies, losses))
+    return out
+
+
+def cast_checked(data: Any, to: str, strict: bool) -> Any:
+    """pyarrow ``data`` (Table or column) with its columns cast to ``to``; a column whose
+    values the cast cannot keep (an integer above 2**53 into float64, a fraction or an
+    overflow into an integer) is reported as lossy (strict=True: refused before any
+    result exists)."""
+    pa = arrowkit.pa_module()
+    target = pa.from_numpy_dtype(np_module().dtype(to))
+    lossy: list[Loss] = []
+
+    def cast(name: str, col: Any) -> Any:
+        if col.type == target:
+            return col
+        try:
+            return col.cast(target, safe=True)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            lossy.append(Loss(name, hub_name(str(col.type)), to, f"the cast changes values: {exc}"))
+            return col.cast(target, safe=False)
+
+    if isinstance(data, pa.Table):
+        cols = [cast(n, c) for n, c in zip(data.column_names, data.columns, strict=True)]
+        out = pa.table(cols, names=data.column_names)
+    else:
+        out = cast("", data)
+    report_losses(lossy, "a tensor", strict)
+    return out
+
+
 def _certain(copies: list[Copy]) -> bool:
     """Whether the copies certainly give new memory (not just possibly, as for a stream)."""
     return bool(copies) and all(c.reason != UNKNOWN_NULLS for c in copies)
@@ -270,10 +343,10 @@ def estimate_arrow_to_tensor(ctx: Context, dlpack_only: bool) -> Estimate:
     """
     info = ctx.info
     if info.kind == Kind.STREAM:
-        est = estimate_to_tensor(info.but(kind=Kind.TABLE), dlpack_only)
+        est = estimate_to_tensor(info.but(kind=Kind.TABLE), dlpack_only, ctx.dtype)
         est = replace(est, why="the stream is read into one tensor")
     else:
-        est = estimate_to_tensor(info, dlpack_only)
+        est = estimate_to_tensor(info, dlpack_only, ctx.dtype)
     if ctx.copy and not est.copies_all:
         extra = () if ctx.fresh else (Copy(TENSOR_NAME, info.nbytes, COPY_TRUE),)
         est = replace(
@@ -315,6 +388,11 @@ def arrow_to_tensor(value: Any, ctx: Context, dlpack_only: bool) -> Any:
     nan_nulls = {c.name for c in info.columns if Flag.NAN_IS_NULL in c.flags}
     if nan_nulls:
         data = _drop_validity(data, nan_nulls)
+    tensor_columns = [c for c in info.columns if Flag.INDEX not in c.flags] or info.columns
+    dtypes = [_column_plan(c, dlpack_only)[0] for c in tensor_columns]
+    to = cast_target(info, dtypes, ctx.dtype)
+    if to is not None:
+        data = cast_checked(data, to, ctx.strict)
     if info.kind == Kind.COLUMN:
         arr = column_to_ndarray(data, dlpack_only)
     else:
@@ -337,6 +415,7 @@ def bind_arrow_to_tensor(ctx: Context, dlpack_only: bool) -> Callable[[Any], Any
     plain = (
         info.kind == Kind.TABLE
         and not ctx.copy
+        and ctx.dtype in (None, cols[0].dtype if cols else None)
         and len(cols) > 1
         and len({c.dtype for c in cols}) == 1
         and cols[0].dtype in _TENSOR_DTYPES

@@ -127,3 +127,83 @@ def fixed_shape_name(value: str, shape: tuple[int, ...]) -> str:
     """The dtype of a fixed-shape tensor column of ``value`` cells of ``shape``."""
     arrow = ARROW_FLOAT_NAMES.get(value, value)
     return f"{FIXED_SHAPE_TENSOR}[value_type={arrow}, shape=[{','.join(map(str, shape))}]]>"
+
+
+# --- dtype= ------------------------------------------------------------------------------------
+
+#: The dtypes ``dtype=`` may ask a tensor result for.
+TENSOR_DTYPES: Final = (
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+)
+_DTYPE_ALIASES: Final = {
+    "float": "float64",
+    "double": "float64",
+    "half": "float16",
+    "int": "int64",
+    "long": "int64",
+    "bool_": "bool",
+    "f2": "float16",
+    "f4": "float32",
+    "f8": "float64",
+    "i1": "int8",
+    "i2": "int16",
+    "i4": "int32",
+    "i8": "int64",
+    "u1": "uint8",
+    "u2": "uint16",
+    "u4": "uint32",
+    "u8": "uint64",
+}
+
+
+def tensor_dtype(value: object) -> str | None:
+    """The hub's name for a ``dtype=`` value: a name (``"float32"``), a numpy dtype or
+    scalar type, or a torch dtype; None when ``value`` names none of
+    :data:`TENSOR_DTYPES` (the caller says so)."""
+    if isinstance(value, str):
+        name = value
+    elif isinstance(value, type):
+        name = value.__name__  # np.float32
+    else:
+        name = str(getattr(value, "name", value))  # np.dtype("float32"), torch.float32
+    name = name.strip().lower().removeprefix("torch.").removeprefix("numpy.")
+    name = _DTYPE_ALIASES.get(name, name)
+    return name if name in TENSOR_DTYPES else None
+
+
+def common_dtype(dtypes: set[str]) -> str | None:
+    """The dtype numpy's promotion gives numeric/bool columns of ``dtypes`` (what
+    ``DataFrame.to_numpy()`` upcasts to), or None when one is not numeric."""
+    if not dtypes or not all(is_numeric(d) or d == "bool" for d in dtypes):
+        return None
+    numeric = sorted(d for d in dtypes if d != "bool")
+    if not numeric:
+        return "bool"
+    floats = [d for d in numeric if is_float(d)]
+    ints = [d for d in numeric if is_integer(d)]
+    bits = {d: int("".join(ch for ch in d if ch.isdigit())) for d in numeric}
+    if floats:
+        widest = max(bits[d] for d in floats)
+        widest_int = max((bits[d] for d in ints), default=0)
+        # numpy: int8/uint8 fit float16, 16-bit ints float32, wider ones float64.
+        need = {0: 16, 8: 16, 16: 32}.get(widest_int, 64)
+        return f"float{max(widest, need)}"
+    signed = [bits[d] for d in ints if d.startswith("int")]
+    unsigned = [bits[d] for d in ints if d.startswith("uint")]
+    if not signed:
+        return f"uint{max(unsigned)}"
+    if not unsigned:
+        return f"int{max(signed)}"
+    need = max(max(signed), 2 * max(unsigned))
+    return f"int{need}" if need <= 64 else "float64"

@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from interchange_hub._engine.plans import Compiled, Request
     from interchange_hub.adapter import Adapter, Edge
 
-#: (type of the object, to=, copy=, device=, strict=) as passed to convert.
-CallKey = tuple[type, object, object, object, object]
+#: (type of the object, to=, copy=, device=, strict=, dtype=) as passed to convert.
+CallKey = tuple[type, object, object, object, object, object]
 #: (type of the object, DataInfo.signature, Request).
 RouteKey = tuple[type, tuple[object, ...], "Request"]
 

@@ -8,19 +8,24 @@ the next call. Nothing here names a library: aliases, devices and notes are the 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from interchange_hub import arrowkit
 from interchange_hub._bridge.protocol_source import PROTOCOL_SOURCE, entry, read_once
 from interchange_hub._core.deps import installed
 from interchange_hub._core.device import Device
-from interchange_hub._core.info import RouteChanged
+from interchange_hub._core.dtypes import TENSOR_DTYPES, tensor_dtype
+from interchange_hub._core.info import Flag, Kind, RouteChanged
 from interchange_hub._engine.plans import Request, compile_runs, runs_of
+from interchange_hub.adapter import ARROW
 from interchange_hub.errors import (
     ConversionError,
     DeviceError,
     InterchangeError,
     InvalidOptionError,
     MissingDependencyError,
+    NoRouteError,
     ProtocolError,
     UnsupportedObjectError,
     WriteThroughWarning,
@@ -53,9 +58,10 @@ class Planner:
         copy: bool | None,
         device: str | Device | None,
         strict: bool,
+        dtype: object = None,
         was_read: bool = False,
     ) -> Any:
-        call = (type(obj), to, copy, device, strict)
+        call = (type(obj), to, copy, device, strict, dtype)
         try:  # the fast path, read inline (one call less per repeated conversion)
             fast = self._calls.get(call)
         except TypeError:  # an unhashable to= or device=: the slow path explains
@@ -67,14 +73,14 @@ class Planner:
                     return run(obj)
                 except RouteChanged:  # the cached route does not fit this object: plan it
                     pass
-        plan, request, source = self._plan(obj, to, copy, device, strict)
+        plan, request, source = self._plan(obj, to, copy, device, strict, dtype)
         if plan.deferred:  # a stream of unknown schema: read it once, then plan for real
             if was_read:
                 raise ConversionError(
                     f"the {type(obj).__name__} was read from a stream, but its schema is "
                     "still unknown; report this as a bug, with the stream's producer"
                 )
-            return self.convert(read_once(obj), to, copy, device, strict, was_read=True)
+            return self.convert(read_once(obj), to, copy, device, strict, dtype, was_read=True)
         one_shot = source.is_one_shot(obj)
         # The first call runs the very function the fast path keeps.
         compiled = compile_runs(runs_of(plan, request))
@@ -94,9 +100,76 @@ class Planner:
         return result
 
     def plan(
-        self, obj: object, to: object, copy: bool | None, device: str | Device | None, strict: bool
+        self,
+        obj: object,
+        to: object,
+        copy: bool | None,
+        device: str | Device | None,
+        strict: bool,
+        dtype: object = None,
     ) -> Plan:
-        return self._plan(obj, to, copy, device, strict)[0]
+        return self._plan(obj, to, copy, device, strict, dtype)[0]
+
+    # -- as_dict=True: one result per column -----------------------------------------------
+    def convert_columns(
+        self,
+        obj: object,
+        to: object,
+        copy: bool | None,
+        device: str | Device | None,
+        strict: bool,
+        dtype: object = None,
+    ) -> dict[str, Any]:
+        """``{name: result}``: the table taken to Arrow (zero-copy where it can be), then
+        each column converted on its own, in its own dtype unless ``dtype=`` says."""
+        _, columns = self._split(obj, copy)
+        return {name: self.convert(col, to, copy, device, strict, dtype) for name, col in columns}
+
+    def plan_columns(
+        self,
+        obj: object,
+        to: object,
+        copy: bool | None,
+        device: str | Device | None,
+        strict: bool,
+        dtype: object = None,
+    ) -> Plan:
+        """The plan of :meth:`convert_columns`: the way to Arrow, then one plan per column."""
+        if self.is_one_shot(obj):
+            raise InvalidOptionError(
+                f"planning as_dict=True would read the one-shot {type(obj).__name__}; read "
+                "it into a table first and plan the table"
+            )
+        head, columns = self._split(obj, copy)
+        plans = tuple(
+            (name, self.plan(col, to, copy, device, strict, dtype)) for name, col in columns
+        )
+        target = plans[0][1].target if plans else str(to)
+        return replace(head, target=f"dict[str, {target}]", columns=plans)
+
+    def _split(self, obj: object, copy: bool | None) -> tuple[Plan, list[tuple[str, Any]]]:
+        start, source = self.source(obj)
+        info = self.describe(source, obj)
+        if info.kind == Kind.TENSOR:
+            raise InvalidOptionError(
+                f"as_dict=True gives one result per column of a table, and this "
+                f"{type(obj).__name__} is a tensor; convert it without as_dict"
+            )
+        request = Request(ARROW, copy=False if copy is False else None)
+        plan = self._router.plan(obj, start, source, info, request)
+        value = self.run(obj, plan)
+        kind = Kind.COLUMN if info.kind == Kind.COLUMN else Kind.TABLE
+        named = arrowkit.named_columns(value, kind)
+        index = {c.name for c in info.columns if Flag.INDEX in c.flags}
+        named = [(n, c) for n, c in named if n not in index]  # as DataFrame.to_numpy() does
+        names = [n for n, _ in named]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise InvalidOptionError(
+                f"as_dict=True needs unique column names, and {', '.join(map(repr, repeated))} "
+                "repeat; rename the columns first"
+            )
+        return plan, named
 
     def plan_to_node(self, obj: object, node: str) -> Plan:
         """Plan the way to a protocol node (``"arrow"`` or ``"dlpack"``), for exports."""
@@ -141,14 +214,33 @@ class Planner:
         return self.source(obj)[1].is_one_shot(obj)
 
     def _plan(
-        self, obj: object, to: object, copy: bool | None, device: str | Device | None, strict: bool
+        self,
+        obj: object,
+        to: object,
+        copy: bool | None,
+        device: str | Device | None,
+        strict: bool,
+        dtype: object = None,
     ) -> tuple[Plan, Request, Adapter]:
         start, source = self.source(obj)
         if device is not None:
             Device.parse(device)  # a misspelled device is reported before the data is read
         info = self.describe(source, obj)
-        request = self._request(to, copy, device, strict, info)
-        return self._router.plan(obj, start, source, info, request), request, source
+        request = self._request(to, copy, device, strict, info, dtype)
+        try:
+            plan = self._router.plan(obj, start, source, info, request)
+        except NoRouteError:
+            if request.dtype is None:
+                raise
+            # No route gives that dtype: say so plainly when the result is no tensor at all.
+            plain = self._router.plan(obj, start, source, info, replace(request, dtype=None))
+            if plain.result.kind != Kind.TENSOR:
+                raise InvalidOptionError(
+                    f"dtype= applies to tensor results, and {plain.target} gives a "
+                    f"{plain.result.kind.value}; cast the columns in their library instead"
+                ) from None
+            raise
+        return plan, request, source
 
     def _request(
         self,
@@ -157,12 +249,22 @@ class Planner:
         device: str | Device | None,
         strict: bool,
         info: DataInfo,
+        dtype: object = None,
     ) -> Request:
-        if copy not in (None, True, False) or strict not in (True, False):
+        if not (copy is None or copy is True or copy is False):
             raise InvalidOptionError(
-                f"copy must be None, True or False and strict True or False (got copy={copy!r}, "
-                f"strict={strict!r})"
+                f"copy must be None (copy where needed), True or False, not {copy!r}"
             )
+        if not (strict is True or strict is False):
+            raise InvalidOptionError(f"strict must be True or False, not {strict!r}")
+        wanted = None
+        if dtype is not None:
+            wanted = tensor_dtype(dtype)
+            if wanted is None:
+                raise InvalidOptionError(
+                    f"dtype={dtype!r} is not a tensor dtype; pass one of "
+                    f"{', '.join(TENSOR_DTYPES)} (or a dtype object of that name)"
+                )
         adapter, kind, cls = self.registry.resolve_target(to)
         if not installed(adapter.module):
             raise MissingDependencyError(
@@ -172,7 +274,7 @@ class Planner:
                 adapter.requirement,
             )
         place = self._destination(adapter, device, info)
-        return Request(adapter.name, kind, cls, copy, place, strict)
+        return Request(adapter.name, kind, cls, copy, place, strict, wanted)
 
     def _destination(self, adapter: Adapter, device: str | Device | None, info: DataInfo) -> Device:
         """Where the result must live: the asked device, else where the data is when the

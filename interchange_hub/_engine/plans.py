@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub._core.info import Kind, RouteChanged, label
@@ -38,6 +38,7 @@ class Request:
     copy: bool | None = None
     device: Device | None = None
     strict: bool = False
+    dtype: str | None = None  # dtype= of a tensor result
 
     def context(self, info: DataInfo, fresh: bool = False) -> Context:
         return Context(
@@ -49,6 +50,7 @@ class Request:
             fresh,
             self.target,
             self.device,
+            self.dtype,
         )
 
 
@@ -113,15 +115,30 @@ class Plan:
     # flag (Adapter.writes_through): running the plan warns with WriteThroughWarning.
     write_through: bool = False
     request: Request | None = field(default=None, compare=False, repr=False)
+    # as_dict=True: the plan of each column, after ``steps`` took the table to Arrow.
+    columns: tuple[tuple[str, Plan], ...] = ()
 
     @property
     def zero_copy(self) -> bool:
         """True when no step copies data (False while the route is deferred: unknown)."""
-        return not self.deferred and all(s.zero_copy for s in self.steps)
+        return (
+            not self.deferred
+            and all(s.zero_copy for s in self.steps)
+            and all(p.zero_copy for _, p in self.columns)
+        )
+
+    @property
+    def all_steps(self) -> tuple[Step, ...]:
+        """The steps, then those of each column's plan (as_dict=True)."""
+        return self.steps + tuple(s for _, p in self.columns for s in p.all_steps)
 
     @property
     def copies(self) -> tuple[Copy, ...]:
-        return tuple(c for s in self.steps for c in s.copies)
+        """Each column copied, by each step (as_dict=True: named by their column)."""
+        own = tuple(c for s in self.steps for c in s.copies)
+        return own + tuple(
+            replace(c, column=c.column or name) for name, p in self.columns for c in p.copies
+        )
 
     @property
     def copied_columns(self) -> tuple[str, ...]:
@@ -129,7 +146,10 @@ class Plan:
 
     @property
     def losses(self) -> tuple[Loss, ...]:
-        return tuple(loss for s in self.steps for loss in s.losses)
+        own = tuple(loss for s in self.steps for loss in s.losses)
+        return own + tuple(
+            replace(x, column=x.column or name) for name, p in self.columns for x in p.losses
+        )
 
     @property
     def lossless(self) -> bool:
@@ -138,12 +158,12 @@ class Plan:
     @property
     def copied_bytes(self) -> int:
         """Bytes the plan copies; -1 when some size is unknown."""
-        sizes = [s.copied_bytes for s in self.steps]
+        sizes = [s.copied_bytes for s in self.all_steps]
         return -1 if any(n < 0 for n in sizes) else sum(sizes)
 
     @property
     def device_moves(self) -> int:
-        return sum(1 for s in self.steps if s.estimate.moves_device)
+        return sum(1 for s in self.all_steps if s.estimate.moves_device)
 
     @property
     def result(self) -> DataInfo:
@@ -165,6 +185,9 @@ class Plan:
             lines.append(f"  {i}. {step.line()}")
             lines.extend(f"       copies {label(c.column)}: {c.reason}" for c in step.copies)
             lines.extend(f"       LOSSY {loss.message()}" for loss in step.losses)
+        for name, sub in self.columns:
+            lines.append(f"  column {name!r}: " + str(sub).split(": ", 1)[1].split("\n")[0])
+            lines.extend("    " + line for line in str(sub).split("\n")[1:])
         lines.extend(f"  note: {n}" for n in self.notes)
         return "\n".join(lines)
 
@@ -173,28 +196,135 @@ class Plan:
         return f"<Plan {self.source} -> {self.target} ({len(self.steps)} steps, {kind})>"
 
     def _repr_html_(self) -> str:
-        rows = []
-        for i, s in enumerate(self.steps, 1):
-            color = "#d4f4dd" if s.zero_copy else "#fde2c8"
-            details = "<br>".join(html.escape(f"{c.column}: {c.reason}") for c in s.copies)
-            details += "".join(f"<br><b>lossy</b> {html.escape(x.message())}" for x in s.losses)
-            cells = [
-                str(i),
-                s.edge.adapter,
-                f"{s.edge.source} &rarr; {s.edge.target}",
-                s.edge.protocol,
-                s.device,
-                "zero-copy" if s.zero_copy else f"copy {format_bytes(s.copied_bytes)}",
-                html.escape(s.estimate.why) + (f"<br>{details}" if details else ""),
-            ]
-            tds = "".join(f"<td>{c}</td>" for c in cells)
-            rows.append(f'<tr style="background:{color}">{tds}</tr>')
-        head = "".join(
-            f"<th>{h}</th>" for h in ("#", "adapter", "step", "protocol", "device", "copy", "why")
+        """The plan as an HTML table (Jupyter shows it): one row per step with its copies,
+        losses and device moves, then each column's plan (``as_dict=True``) and the notes.
+        Inline styles only, no script, every text escaped; colours are set with the text,
+        so a dark theme keeps it legible.
+        """
+        parts = [f'<div style="margin:0 0 4px 0">{_html_title(self)}</div>', _html_table(self)]
+        for name, sub in self.columns:
+            head = f"<b>column {html.escape(repr(name))}</b>: {html.escape(_html_verdict(sub))}"
+            parts.append(
+                f'<div style="margin:8px 0 0 16px"><div style="margin:0 0 4px 0">{head}</div>'
+                f"{_html_table(sub)}{_html_notes(sub)}</div>"
+            )
+        parts.append(_html_notes(self))
+        return f'<div style="{_BOX}">{"".join(parts)}</div>'
+
+
+# -- Plan._repr_html_ helpers: inline styles (a notebook's own CSS right-aligns and stripes
+# tables; these set alignment, colours and text colour explicitly).
+_HTML_HEADER = ("#", "adapter", "step", "via", "device", "copy", "data in", "why")
+_BOX = (
+    "font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:13px;color:#1f2328;"
+    "background:#ffffff;border-collapse:collapse;line-height:1.35;max-width:100%;overflow-x:auto;"
+    "padding:4px 0"
+)
+_CELL = "text-align:left;vertical-align:top;padding:3px 8px;border-bottom:1px solid #d0d7de;"
+_TH = _CELL + "background:#f6f8fa;color:#1f2328;font-weight:600;white-space:nowrap"
+_TD = _CELL + "color:#1f2328;"
+_NOTE = (
+    "margin:6px 0 0 0;padding:4px 8px;border-left:4px solid #bf8700;background:#fff8c5;"
+    "color:#1f2328;max-width:60em"
+)
+_ZERO_COPY = "#e6f4ea"  # green: the step shares memory
+_COPY = "#fdebd3"  # orange: the step copies
+_MOVE = "#e4e2fb"  # violet: the step moves the data between devices
+_LOSSY = "#ffe3e3"  # red: the step loses information
+
+
+def _html_verdict(plan: Plan) -> str:
+    if plan.deferred:
+        return "route planned when the stream is read"
+    verdict = "zero-copy" if plan.zero_copy else f"copies {format_bytes(plan.copied_bytes)}"
+    if plan.device_moves:
+        moves = plan.device_moves
+        verdict += f" ({moves} device move{'s' if moves > 1 else ''})"
+    if plan.losses:
+        verdict += f", lossy ({len(plan.losses)})"
+    return verdict + f", {len(plan.steps)} step{'' if len(plan.steps) == 1 else 's'}"
+
+
+def _html_title(plan: Plan) -> str:
+    title = f"{html.escape(plan.source)} &rarr; {html.escape(plan.target)}"
+    return f"<b>Plan {title}</b>: {html.escape(_html_verdict(plan))}"
+
+
+def _html_table(plan: Plan) -> str:
+    rows = [_html_step(i, s) for i, s in enumerate(plan.steps, 1)]
+    if not plan.steps:
+        empty = (
+            "the route is planned when the stream is read"
+            if plan.deferred
+            else "no steps: the object is returned as is"
         )
-        title = html.escape(f"{self.source} -> {self.target}")
-        verdict = "zero-copy" if self.zero_copy else f"copies {format_bytes(self.copied_bytes)}"
-        return f"<div><b>Plan {title}</b>: {verdict}<table><tr>{head}</tr>{''.join(rows)}</table></div>"
+        rows.append(f'<tr><td colspan="{len(_HTML_HEADER)}" style="{_TD}">{empty}</td></tr>')
+    head = "".join(f'<th style="{_TH}">{h}</th>' for h in _HTML_HEADER)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _html_notes(plan: Plan) -> str:
+    return "".join(f'<div style="{_NOTE}"><b>note:</b> {html.escape(n)}</div>' for n in plan.notes)
+
+
+def _html_step(number: int, step: Step) -> str:
+    e, moves = step.edge, step.estimate.moves_device
+    if step.losses:
+        background = _LOSSY
+    elif moves:
+        background = _MOVE
+    else:
+        background = _ZERO_COPY if step.zero_copy else _COPY
+    device = html.escape(step.device)
+    copy = "zero-copy" if step.zero_copy else f"copy {format_bytes(step.copied_bytes)}"
+    if moves:
+        device = f"<b>{html.escape(str(step.before.device))} &rarr; {device}</b>"
+        copy += "<br><b>device move</b>"
+    why = [html.escape(step.estimate.why or "-")]
+    why += [
+        f'<span style="font-size:12px">copies {html.escape(what)}: {html.escape(reason)}</span>'
+        for what, reason in _html_copies(step)
+    ]
+    why += [
+        f'<span style="color:#a40e26"><b>lossy</b> {html.escape(loss.message())}</span>'
+        for loss in step.losses
+    ]
+    cells = [
+        (str(number), True),
+        (html.escape(e.adapter), True),
+        (f"{html.escape(e.source)} &rarr; {html.escape(e.target)}", True),
+        (f"<code>{html.escape(e.protocol)}</code>", True),
+        (device, True),
+        (copy, True),
+        (format_bytes(step.before.nbytes), True),
+        ("<br>".join(why), False),
+    ]
+    tds = "".join(
+        f'<td style="{_TD}background:{background};{"white-space:nowrap" if nowrap else ""}">'
+        f"{text}</td>"
+        for text, nowrap in cells
+    )
+    return f"<tr>{tds}</tr>"
+
+
+def _html_copies(step: Step, limit: int = 6) -> list[tuple[str, str]]:
+    """(what, why) per reason a step copies: columns copied for one reason share a line."""
+    by_reason: dict[str, list[str]] = {}
+    for c in step.copies:
+        # A copy of the whole data for the step's own reason (a device move) says it twice.
+        if not c.column and c.reason == step.estimate.why:
+            continue
+        by_reason.setdefault(c.reason, []).append(c.column)
+    lines = []
+    for reason, columns in by_reason.items():
+        if len(columns) == 1:
+            what = label(columns[0])
+        else:
+            what = "columns " + ", ".join(repr(c) for c in columns[:limit])
+            if len(columns) > limit:
+                what += f" and {len(columns) - limit} more"
+        lines.append((what, reason))
+    return lines
 
 
 Runs = tuple[tuple["Edge", "Context"], ...]

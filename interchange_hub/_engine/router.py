@@ -105,7 +105,7 @@ class Router:
         return self._finish(names, info, route.steps, request, source.is_one_shot(obj))
 
     def _is_identity(self, obj: object, start: str, info: DataInfo, req: Request) -> bool:
-        if start != req.target or req.copy:
+        if start != req.target or req.copy or not _has_dtype(info, req.dtype):
             return False
         if req.device is not None and info.device != req.device:
             return False
@@ -128,6 +128,8 @@ class Router:
             return None
         if req.copy and not fresh:
             return None
+        if not _has_dtype(info, req.dtype):
+            return None
         if _keep_names(start, steps) is not steps:
             return None  # the route loses these columns' names: look for one that keeps them
         return steps
@@ -146,6 +148,9 @@ class Router:
             if steps and node == req.target and misplaced:
                 # A loop edge of the target (Tensor.to) may still move it.
                 failures.append(f"the route ends on {data.device}, not {req.device}")
+            elif steps and node == req.target and not _has_dtype(data, req.dtype):
+                # A loop edge of the target (a cast) may still give the dtype asked for.
+                failures.append(f"the route gives {_dtype_of(data)}, not dtype={req.dtype!r}")
             elif steps and node == req.target:
                 if req.copy and not sat:
                     return
@@ -263,6 +268,19 @@ class Router:
                 self._consumed.add(obj)
             except TypeError:  # not weak-referenceable: cannot be tracked
                 pass
+
+
+def _has_dtype(info: DataInfo, dtype: str | None) -> bool:
+    """Whether ``info`` is a tensor of ``dtype`` (always, when no dtype is asked for)."""
+    return dtype is None or (
+        info.kind == Kind.TENSOR and len(info.columns) == 1 and info.columns[0].dtype == dtype
+    )
+
+
+def _dtype_of(info: DataInfo) -> str:
+    if info.kind == Kind.TENSOR and info.columns:
+        return f"a {info.columns[0].dtype} tensor"
+    return f"a {info.kind.value}"
 
 
 def _keep_names(start: DataInfo, steps: list[Step]) -> list[Step]:

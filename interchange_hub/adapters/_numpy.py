@@ -12,7 +12,17 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub._bridge import tensors
-from interchange_hub._core.info import Copy, DataInfo, Estimate, Kind, Loss, Unroutable
+from interchange_hub._core.dtypes import TENSOR_DTYPES, is_float
+from interchange_hub._core.info import (
+    Column,
+    Copy,
+    DataInfo,
+    Estimate,
+    Kind,
+    Loss,
+    Unroutable,
+    report_losses,
+)
 from interchange_hub.adapter import ARROW, DLPACK, Adapter, Buffer, Context, Edge, passthrough
 from interchange_hub.hookspecs import hookimpl
 
@@ -79,6 +89,7 @@ class NumpyAdapter(Adapter):
                 ("numpy", "pyarrow"),
                 bind=_from_arrow_bind,
             ),
+            Edge("numpy", "numpy", self.name, "ndarray.astype", _cast_estimate, _cast, ("numpy",)),
         )
 
 
@@ -141,6 +152,48 @@ def _from_arrow(value: Any, ctx: Context) -> Any:
 
 def _from_arrow_bind(ctx: Context) -> Callable[[Any], Any]:
     return tensors.bind_arrow_to_tensor(ctx, dlpack_only=False)
+
+
+def _cast_estimate(ctx: Context) -> Estimate:
+    """``dtype=``: a tensor of another dtype, cast with ``ndarray.astype`` (a copy)."""
+    info, want = ctx.info, ctx.dtype
+    if want is None or info.kind != Kind.TENSOR or not info.device.is_cpu:
+        raise Unroutable("casts CPU tensors, for dtype= only")
+    (col,) = info.columns
+    if col.dtype == want:
+        raise Unroutable(f"already {want}")
+    if col.dtype not in TENSOR_DTYPES:
+        raise Unroutable(f"{col.dtype} cannot be cast to {want}")
+    itemsize = int("".join(ch for ch in want if ch.isdigit()) or 8) // 8  # bool: 1 byte
+    nbytes = _count(info) * itemsize if info.nbytes >= 0 else -1
+    out = info.but(columns=(Column(col.name, want, nbytes, 0),), layout="C", readonly=False)
+    reason = f"cast {col.dtype} -> {want} (dtype={want!r}; values it cannot hold are warned)"
+    return Estimate(out, (Copy("", info.nbytes, reason),), why=reason, copies_all=True)
+
+
+def _count(info: DataInfo) -> int:
+    n = 1
+    for d in info.shape:
+        n *= d
+    return n
+
+
+def _cast(value: Any, ctx: Context) -> Any:
+    np = tensors.np_module()
+    want = np.dtype(ctx.dtype)
+    out = value.astype(want, order="C")
+    src = value.dtype
+    # Narrower floats are what dtype= asks for; other unsafe casts are checked by value.
+    if not np.can_cast(src, want, "safe") and not (is_float(src.name) and is_float(want.name)):
+        back = out.astype(src)
+        same = np.array_equal(back, value, equal_nan=src.kind == "f")
+        if not same:
+            report_losses(
+                [Loss("", src.name, want.name, "the cast changes values (overflow or rounding)")],
+                "a tensor",
+                ctx.strict,
+            )
+    return out
 
 
 @hookimpl

@@ -2,7 +2,12 @@
 
 The notebook is generated so that it stays reproducible and reviewable: edit the cells
 here, run this script, commit both files. Cell ids are fixed, so regenerating an
-unchanged notebook gives the same file. ``python notebooks/run.py`` executes it.
+unchanged notebook gives the same file. ``python notebooks/run.py`` executes it and
+renders it to ``build/notebook.html``.
+
+The cells are written for a reader: no set-up lines (``benchkit.py``, next to the notebook,
+makes ``benchmarks/`` importable; the kernel starts in this folder), no lint comments (ruff
+does not lint this folder), figures and tables from ``benchmarks/views.py``.
 """
 
 from __future__ import annotations
@@ -23,163 +28,195 @@ CELLS: list[tuple[str, str]] = [
         """\
 # Moving data between Python data libraries with `interchange_hub`
 
-This notebook compares `interchange_hub` with the calls people write by hand for every
-ordered pair of pyarrow, nanoarrow, polars, pandas, numpy and torch, on small samples
-(so that it runs in about a minute on two cores; `python benchmarks/run.py` measures the
-full sizes). It shows:
+`interchange_hub` converts data between pyarrow, nanoarrow, polars, pandas, numpy and
+torch with one call, `ih.convert(obj, to="polars")`, sharing memory wherever the layouts
+allow and saying where they do not. This notebook measures what that costs against the
+call you would write by hand, for every ordered pair of those libraries:
 
-1. the sample data,
-2. the conversion matrix as a heatmap: hub time ÷ the fastest direct call, with the
-   zero-copy cells (verified by buffer address) marked **Z**,
-3. the memory each conversion needs,
-4. a few plans, rendered as tables (`Plan._repr_html_`),
-5. the device policy in plans, and GPU conversions where a CUDA device is present.
+1. **Sample data**: the five kinds of data measured;
+2. **Speed**: the hub's time against the fastest direct call, per pair, shape and size;
+3. **Memory**: the peak extra memory of each conversion;
+4. **Plans**: what a conversion will do (copies, losses, warnings) before it runs;
+5. **Devices**: moves between CPU and GPU, explicit steps of a plan.
 
-The measurement code is `benchmarks/bench.py` (and `benchmarks/report.py` for the
-heatmap), shared with the command-line benchmark.""",
+The data is small (1,000 and 100,000 rows, short measurements) so that the notebook runs
+in about 20 seconds; its ratios are indicative. `python benchmarks/run.py` measures up to
+10 million rows (see `benchmarks/README.md`).
+
+**Running it**: in a checkout, `pip install -e '.[bench]'`, then open this file in Jupyter
+or VS Code (which start the kernel in `notebooks/`, where `benchkit.py` makes the
+benchmark code importable), or run `python notebooks/run.py`, which executes it and
+writes `build/notebook.html`.""",
     ),
     (
         "code",
         """\
-from __future__ import annotations
-
-import sys
+import textwrap
 import time
-from pathlib import Path
 
-import numpy as np  # noqa: TID253 - a notebook imports what it shows
-import pandas as pd  # noqa: TID253
+import numpy as np
+import pandas as pd
+import torch
 from IPython.display import Markdown, display
 
 import interchange_hub as ih
-
-# The benchmark code lives in <repo>/benchmarks; find it from wherever the kernel started.
-HERE = Path.cwd()
-ROOT = next(p for p in [HERE, *HERE.parents] if (p / "benchmarks" / "bench.py").exists())
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import bench
-import report
-
-print("python", sys.version.split()[0], "at", sys.executable)
-print("libraries:", ", ".join(f"{k} {v}" for k, v in bench.environment()["versions"].items()))
-NOTEBOOK_STARTED = time.perf_counter()""",
+from benchkit import bench, views""",
     ),
     (
         "md",
         """\
 ## 1. Sample data
 
-Five shapes, each built once in Arrow and then handed to each library with the
-library's own API (`bench.make_source`): numpy and torch hold the tables as 2-D tensors
-and cannot hold the string and mixed tables at all.""",
+Each shape is built once in Arrow and handed to each library through the library's own
+API (`bench.make_source`). numpy and torch hold the tables as 2-D tensors and cannot hold
+the `string` and `mixed` tables.""",
     ),
     (
         "code",
         """\
-for shape, doc in bench.SHAPE_DOC.items():
-    print(f"{shape:9} {doc}")
-
-data = bench.arrow_data("mixed", 5)
-display(bench.make_source("pandas", "mixed", data))
-display(bench.make_source("polars", "mixed", data))
-print(repr(bench.make_source("numpy", "numeric", bench.arrow_data("numeric", 3))))""",
+rows = "\\n".join(f"| `{shape}` | {doc} |" for shape, doc in bench.SHAPE_DOC.items())
+display(Markdown("| shape | data |\\n|---|---|\\n" + rows))""",
     ),
     (
         "md",
         """\
-## 2. The conversion matrix
-
-Every installed ordered pair × shape at 1,000 and 100,000 rows, with short measurements
-(`Settings.quick()`: numbers are indicative, the CLI's full run is the reference).
-Each cell is the hub's median time divided by the fastest direct call for that pair
-(below 1, green: the hub is faster); **Z** marks results that share every byte of the
-source (checked by address with `hub.shared_bytes`), `–` a pair the hub has no route for.""",
+The `mixed` table in pandas and in polars, and the `numeric` table as a numpy array:""",
     ),
     (
         "code",
         """\
-settings = bench.Settings.quick()
-started = time.perf_counter()
+mixed = bench.arrow_data("mixed", 5)
+display(bench.make_source("pandas", "mixed", mixed))
+display(bench.make_source("polars", "mixed", mixed))
+bench.make_source("numpy", "numeric", bench.arrow_data("numeric", 3))""",
+    ),
+    (
+        "md",
+        """\
+## 2. Speed: the hub against the fastest direct call
+
+For each ordered pair of libraries, shape and size, the hub's call
+(`ih.Hub().convert(x, to=...)`, the route already cached) is timed against every direct
+call a user might write for that pair (`pl.from_arrow(x)`, `df.to_numpy()`,
+`torch.from_numpy(x)`, …), interleaved, and compared with the fastest of them.
+
+Each cell shows **hub time ÷ fastest direct call** (bold) and, below it, the **hub's
+median time**. The colour follows the ratio on a log scale: greens at or below 1.05×
+(darker: the hub is faster), yellow to dark red above, up to the largest ratio measured.
+**Z** marks results that share every byte of the source, checked by buffer address.
+Blank cells are shapes numpy and torch cannot hold.""",
+    ),
+    (
+        "code",
+        """\
 bench.prepare()
 cases = bench.plan_cases([1_000, 100_000])
-records = bench.run_matrix(cases, settings)
+records = bench.run_matrix(cases, bench.Settings.quick())
 bench.evaluate(records)
-results = {"meta": {"sizes": [1_000, 100_000]}, "cases": records}
-print(f"{len(cases)} cases measured in {time.perf_counter() - started:.0f} s")
-fig = report.heatmap(results)""",
-    ),
-    (
-        "md",
-        """\
-The targets the project set (dispatch, scaling and memory targets are measured properly
-by the CLI; here they are indicative):""",
+results = {"cases": records}
+fig = views.heatmap(results)""",
     ),
     (
         "code",
         """\
-display(Markdown("\\n".join(report.summary_lines(results))))""",
+display(Markdown(views.headline_text(results)))
+views.table(views.slowest_cells(results, n=8))""",
+    ),
+    (
+        "md",
+        """\
+The project's targets, counted over the cases they apply to (a copying conversion is held
+to the direct call's speed and memory; a zero-copy one should not grow with the data):""",
+    ),
+    (
+        "code",
+        """\
+views.table(views.targets_table(results), wrap=["worst miss"])""",
     ),
     (
         "md",
         """\
 ## 3. Memory
 
-Peak extra memory of each conversion at 100,000 rows: the larger of the resident-set
-high-water mark (reset through `/proc/self/clear_refs`) and the peak of a proxy Arrow
-memory pool, against the size of the result (`new_result_MiB`: the part of the result
-that is not the source's memory). Zero-copy conversions need (almost) nothing.""",
+Peak extra memory of each conversion at 100,000 rows, measured once per conversion: the
+larger of the resident-set high-water mark and the peak of Arrow's memory pool. The left
+plot compares the hub with the fastest direct call (above the diagonal: the hub needs
+more); the right one compares it with the memory the result needs beyond the source's.
+Memory an allocator reuses without the operating system seeing it is not counted, so the
+figures are lower bounds, and zero-copy conversions sit at (almost) zero.""",
     ),
     (
         "code",
         """\
-memory = pd.DataFrame(report.memory_rows(results))
-memory = memory[memory["rows"] == 100_000].drop(columns="rows")
-memory["hub_peak_vs_result"] = memory["hub_peak_extra_MiB"] / memory["result_MiB"]
-pd.set_option("display.max_rows", 200)
-memory.round(3).sort_values(["shape", "zero_copy", "pair"]).reset_index(drop=True)""",
+fig = views.memory_plot(results)""",
+    ),
+    (
+        "md",
+        """\
+The conversions where the hub needs the most memory beyond the direct call's:""",
+    ),
+    (
+        "code",
+        """\
+views.table(views.memory_outliers(results), wrap=["direct call"])""",
     ),
     (
         "md",
         """\
 ## 4. Plans
 
-`ih.plan(obj, to=...)` says what `convert` would do, step by step, before anything runs;
-in a notebook it renders as a table (green: zero-copy step, orange: a step that copies).""",
+`ih.plan(obj, to=...)` says what `convert` would do, step by step, before anything runs.
+In a notebook it shows as a table: green rows share memory, orange rows copy, red rows
+lose information, violet rows move data between devices; the notes below a table say what
+to watch for, such as a torch tensor that writes through to its source.""",
     ),
     (
         "code",
         """\
-mixed = bench.arrow_data("mixed", 1_000)
-pandas_df = bench.make_source("pandas", "mixed", mixed)
-series = bench.make_source("polars", "column", bench.arrow_data("column", 1_000))
-matrix_c = bench.make_source("numpy", "numeric", bench.arrow_data("numeric", 1_000))
-matrix_f = np.asfortranarray(matrix_c)
-
+pandas_df = bench.make_source("pandas", "mixed", bench.arrow_data("mixed", 1_000))
 display(ih.plan(pandas_df, to="polars"))
+
+series = bench.make_source("polars", "column", bench.arrow_data("column", 1_000))
 display(ih.plan(series, to="torch"))
-display(ih.plan(matrix_c, to="polars"))
-display(ih.plan(matrix_f, to="polars"))""",
+
+with_nulls = pd.DataFrame({"n": pd.array([1, None, 3], dtype="Int64"), "f": [0.5, 1.5, 2.5]})
+display(ih.plan(with_nulls, to="numpy"))""",
     ),
     (
         "md",
         """\
-A plan's claim is checked against the memory the result really uses: here the
-Fortran-ordered matrix becomes a polars DataFrame that shares all of its bytes, while
-the C-ordered one (rows stored together) has to be gathered column by column.""",
+A plan's claim is checked against the memory the result really uses. A Fortran-ordered
+matrix (columns stored one after another) becomes a polars DataFrame that shares all of
+its bytes; a C-ordered one (rows stored together) has to be gathered column by column:""",
     ),
     (
         "code",
         """\
+matrix_c = bench.make_source("numpy", "numeric", bench.arrow_data("numeric", 1_000))
+matrix_f = np.asfortranarray(matrix_c)
+display(ih.plan(matrix_c, to="polars"))
+display(ih.plan(matrix_f, to="polars"))
+
 hub = ih.default_hub()
 for name, matrix in [("C-ordered", matrix_c), ("Fortran-ordered", matrix_f)]:
     frame = ih.convert(matrix, to="polars")
-    shared = hub.shared_bytes(matrix, frame)
     zero_copy = ih.plan(matrix, to="polars").zero_copy
-    print(f"{name:16} {shared:>7,} of {matrix.nbytes:,} bytes shared; plan zero-copy: {zero_copy}")
+    shared = hub.shared_bytes(matrix, frame)
+    print(f"{name:15}  plan: zero-copy={zero_copy!s:5}  shared: {shared:,} of {matrix.nbytes:,} bytes")""",
+    ),
+    (
+        "md",
+        """\
+`copy=False` turns a copy into an error that names the step and the reason, before
+anything runs:""",
+    ),
+    (
+        "code",
+        """\
 try:
     ih.convert(matrix_c, to="polars", copy=False)
 except ih.CopyRequiredError as exc:
-    print("copy=False:", type(exc).__name__, "-", str(exc)[:200], "...")""",
+    print(textwrap.fill(f"{type(exc).__name__}: {exc}", width=100, break_on_hyphens=False))""",
     ),
     (
         "md",
@@ -188,8 +225,8 @@ except ih.CopyRequiredError as exc:
 
 Planning runs nothing, so the device policy shows on any machine: every move between host
 and GPU is a step of the plan, counted as a copy, and `copy=False` refuses it. Where a CUDA
-device is present, the second cell converts between cupy and CUDA torch (zero-copy, checked
-by device pointer) and moves data to and from the CPU libraries.""",
+device is present, the next cell also converts between cupy and CUDA torch (zero-copy,
+checked by device pointer) and moves data to and from the CPU libraries.""",
     ),
     (
         "code",
@@ -199,47 +236,54 @@ display(ih.plan(host, to="torch", device="cuda:0"))
 try:
     ih.plan(host, to="torch", device="cuda:0", copy=False)
 except ih.CopyRequiredError as exc:
-    print("copy=False:", type(exc).__name__, "-", str(exc)[:160], "...")
+    message = f"copy=False -> {type(exc).__name__}: {exc}"
+    print(textwrap.fill(message, width=100, break_on_hyphens=False), end="\\n\\n")
 try:
     ih.plan(host, to="polars", device="cuda:0")
 except ih.DeviceError as exc:
-    print("device='cuda:0' to polars:", type(exc).__name__, "-", exc)""",
+    message = f"polars on cuda:0 -> {type(exc).__name__}: {exc}"
+    print(textwrap.fill(message, width=100, break_on_hyphens=False))""",
     ),
     (
         "code",
         """\
-import torch  # noqa: TID253
-
 if not torch.cuda.is_available():
-    print("No GPU present (torch.cuda.is_available() is False): the GPU cell is skipped.")
+    print("No CUDA device here (torch.cuda.is_available() is False): no GPU conversions run.")
 else:
     cuda = torch.arange(1_000_000, dtype=torch.float64, device="cuda")
     try:
-        import cupy  # noqa: TID253
+        import cupy
     except ImportError:
         cupy = None
     if cupy is not None:
         as_cupy = ih.convert(cuda, to="cupy")
-        print("cuda tensor -> cupy, same memory:", as_cupy.data.ptr == cuda.data_ptr())
+        print("CUDA tensor -> cupy, same memory:", as_cupy.data.ptr == cuda.data_ptr())
     for target, options in [("numpy", {}), ("polars", {}), ("torch", {"device": "cpu"})]:
-        plan = ih.plan(cuda, to=target, **options)
-        display(plan)
-        start = time.perf_counter()
+        display(ih.plan(cuda, to=target, **options))
+        started = time.perf_counter()
         result = ih.convert(cuda, to=target, **options)
         torch.cuda.synchronize()
-        took = (time.perf_counter() - start) * 1e3
+        took = (time.perf_counter() - started) * 1e3
         print(f"-> {target}: {type(result).__name__} in {took:.2f} ms")
-    start = time.perf_counter()
+    started = time.perf_counter()
     direct = cuda.cpu().numpy()
-    print(f"direct cuda.cpu().numpy(): {(time.perf_counter() - start) * 1e3:.2f} ms")""",
+    print(f"direct cuda.cpu().numpy(): {(time.perf_counter() - started) * 1e3:.2f} ms")""",
+    ),
+    (
+        "md",
+        """\
+## About this run""",
     ),
     (
         "code",
         """\
-print(f"notebook ran in {time.perf_counter() - NOTEBOOK_STARTED:.0f} s")""",
+env = bench.environment()
+display(Markdown(
+    f"Python {env['python']} on {env['platform']}, {env['cpus']} CPUs; "
+    + ", ".join(f"{name} {version}" for name, version in env["versions"].items())
+))""",
     ),
 ]
-
 
 def build() -> nbformat.NotebookNode:
     nb = new_notebook()

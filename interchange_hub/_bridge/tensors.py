@@ -359,7 +359,18 @@ def estimate_arrow_to_tensor(ctx: Context, dlpack_only: bool) -> Estimate:
     return est
 
 
-def arrow_to_tensor(value: Any, ctx: Context, dlpack_only: bool) -> Any:
+def planned_cast(ctx: Context, dlpack_only: bool) -> str | None:
+    """The dtype :func:`arrow_to_tensor` casts the columns of ``ctx.info`` to, if any."""
+    info = ctx.info
+    tensor_columns = [c for c in info.columns if Flag.INDEX not in c.flags] or info.columns
+    dtypes = [_column_plan(c, dlpack_only)[0] for c in tensor_columns]
+    return cast_target(info, dtypes, ctx.dtype)
+
+
+_UNSET: Any = object()
+
+
+def arrow_to_tensor(value: Any, ctx: Context, dlpack_only: bool, cast_to: Any = _UNSET) -> Any:
     """Run the conversion :func:`estimate_arrow_to_tensor` planned.
 
     When the plan could not see the nulls (a stream), the losses are found and reported
@@ -388,9 +399,7 @@ def arrow_to_tensor(value: Any, ctx: Context, dlpack_only: bool) -> Any:
     nan_nulls = {c.name for c in info.columns if Flag.NAN_IS_NULL in c.flags}
     if nan_nulls:
         data = _drop_validity(data, nan_nulls)
-    tensor_columns = [c for c in info.columns if Flag.INDEX not in c.flags] or info.columns
-    dtypes = [_column_plan(c, dlpack_only)[0] for c in tensor_columns]
-    to = cast_target(info, dtypes, ctx.dtype)
+    to = planned_cast(ctx, dlpack_only) if cast_to is _UNSET else cast_to
     if to is not None:
         data = cast_checked(data, to, ctx.strict)
     if info.kind == Kind.COLUMN:
@@ -422,7 +431,8 @@ def bind_arrow_to_tensor(ctx: Context, dlpack_only: bool) -> Callable[[Any], Any
         and all(c.nulls == 0 and c.chunks == 1 and not c.flags - _PLAIN_FLAGS for c in cols)
     )
     if not plain:
-        return lambda value: arrow_to_tensor(value, ctx, dlpack_only)
+        cast_to = planned_cast(ctx, dlpack_only)  # decided once, with the route
+        return lambda value: arrow_to_tensor(value, ctx, dlpack_only, cast_to)
     pa, np = arrowkit.pa_module(), np_module()
     table, batch, read_table, asarray = pa.Table, pa.RecordBatch, arrowkit.read_table, np.asarray
 

@@ -22,8 +22,11 @@ Every error a user can hit derives from :class:`InterchangeError`::
 
 from __future__ import annotations
 
+import io
+import re
 import sys
 import warnings
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -35,31 +38,131 @@ class InterchangeError(Exception):
 
 
 class UnsupportedObjectError(InterchangeError, TypeError):
-    """The object is not owned by any adapter and exposes no interchange protocol."""
+    """The object is not owned by any adapter and exposes no interchange protocol.
+
+    ``supported`` lists the qualified type names the registered adapters own; the message
+    leads with a hint for common Python objects (a list, a dict, None, a generator).
+    """
 
     def __init__(self, obj: object, supported: Sequence[str]) -> None:
         self.type_name = f"{type(obj).__module__}.{type(obj).__qualname__}"
         self.supported = tuple(supported)
-        listing = ", ".join(self.supported) or "(no adapters are registered)"
-        super().__init__(
-            f"cannot convert an object of type {self.type_name}: no adapter owns it and it "
-            "exposes neither the Arrow PyCapsule interface (__arrow_c_stream__, "
-            "__arrow_c_array__) nor DLPack (__dlpack__). Supported types: "
-            f"{listing}. Wrap the data in one of these, or install a plugin for its library."
-        )
+        hint = _object_hint(obj, self.supported)
+        if hint:
+            message = f"cannot convert {_describe(obj)}: {hint}"
+        else:
+            message = (
+                f"cannot convert a {self.type_name} object: no adapter owns it, and it has "
+                "no Arrow (__arrow_c_stream__, __arrow_c_array__) or DLPack (__dlpack__) "
+                "export; convert it to a supported type, or install its library's plugin"
+                "\nSupported: " + (_grouped(self.supported) or "nothing (no adapters)")
+            )
+        super().__init__(message)
 
 
 class UnknownTargetError(InterchangeError, ValueError):
-    """``to=`` names no registered library or type."""
+    """``to=`` names no registered library or type.
 
-    def __init__(self, target: object, known: Sequence[str], suggestions: Sequence[str]) -> None:
+    ``known`` lists the registered target names (and, for a type, their types). The
+    classmethods build the message for each kind of ``to=``: a name, a type, a module or
+    another object (data passed as ``to=`` by mistake, say).
+    """
+
+    def __init__(
+        self,
+        target: object,
+        known: Sequence[str],
+        suggestions: Sequence[str] = (),
+        *,
+        message: str = "",
+    ) -> None:
         self.target = target
         self.known = tuple(known)
-        hint = f" Did you mean {' or '.join(repr(s) for s in suggestions)}?" if suggestions else ""
-        super().__init__(
-            f"unknown target {target!r}.{hint} Known targets: {', '.join(self.known)}. "
-            "Pass a library name or one of its types (for example to='polars' or to=pl.Series)."
+        self.suggestions = tuple(suggestions)
+        if not message:
+            shown = target if isinstance(target, str) else _describe(target)
+            label = f"to={shown!r}" if isinstance(target, str) else f"to={shown}"
+            unknown = f"unknown target {shown!r}" if isinstance(target, str) else label
+            message = _name_message(label, unknown, shown, self.known, self.suggestions)
+        super().__init__(message)
+
+    @classmethod
+    def for_name(
+        cls, name: str, known: Sequence[str], suggestions: Sequence[str] = ()
+    ) -> UnknownTargetError:
+        """``to="..."`` names no registered adapter or alias."""
+        found = list(suggestions)
+        other = OTHER_NAMES.get(name.strip().lower(), "")
+        if other in known and other not in found:
+            found.insert(0, other)
+        message = _name_message(f"to={name!r}", f"unknown target {name!r}", name, known, found)
+        return cls(name, known, found, message=message)
+
+    @classmethod
+    def for_module(
+        cls, module: str, known: Sequence[str], suggestions: Sequence[str] = ()
+    ) -> UnknownTargetError:
+        """``to=<module>``: a module whose name is no registered library or alias."""
+        top = module.split(".")[0]
+        label = f"to={module} (a module)"
+        unknown = f"to= got the module {module}, which is no library the hub knows"
+        message = _name_message(label, unknown, top, known, suggestions)
+        return cls(module, known, suggestions, message=message)
+
+    @classmethod
+    def for_type(
+        cls,
+        target: type,
+        known: Sequence[str],
+        types: Sequence[str],
+        owner: str = "",
+        owner_types: Sequence[str] = (),
+    ) -> UnknownTargetError:
+        """``to=<type>``: no adapter makes that type (``owner``: the adapter of its library,
+        which makes ``owner_types`` instead)."""
+        name = f"{target.__module__}.{target.__qualname__}"
+        top = target.__module__.split(".")[0]
+        what = f"to={name}"
+        if owner:
+            made = ", ".join(owner_types) or "no types"
+            first = (
+                f"{what}: the {owner} adapter does not make that type; it makes {made}. "
+                f"Pass one of those, or to={owner!r}"
+            )
+            return cls(name, [*known, *types], message=first)
+        if top in PLUGIN_TARGETS or top in UNSUPPORTED_LIBRARIES:
+            message = _name_message(what, what, top, known, ())
+            return cls(name, [*known, *types], message=message)
+        if top == "builtins":
+            first = (
+                f"{what}: the hub converts between data libraries, not to Python "
+                f"{target.__qualname__} objects; convert to a library, then use its own "
+                "method (.to_pylist(), .tolist(), .to_dict(), ...)"
+            )
+        else:
+            first = (
+                f"{what}: no adapter makes that type; to= takes a library name or one of "
+                "the types its adapter makes"
+            )
+        return cls(name, [*known, *types], message=_join(first, _known_targets(known)))
+
+    @classmethod
+    def for_object(
+        cls, target: object, known: Sequence[str], owner: str = ""
+    ) -> UnknownTargetError:
+        """``to=`` is neither a name, nor a type, nor a module: data passed by mistake, say
+        (``owner``: the adapter that owns it). The message never shows the object itself."""
+        if target is None:
+            first = "to= is None: pass the library name or type to convert to, e.g. to='polars'"
+            return cls(target, known, message=_join(first, _known_targets(known)))
+        kind = _short_type(target)
+        first = (
+            f"to= takes a library name or type, got {_a(kind)} {kind} object; did you mean "
+            "to convert it? ih.convert(obj, to=...)"
         )
+        if owner:
+            first += f". For a result of the same type, pass to={kind} or to={owner!r}"
+        return cls(target, known, message=_join(first, _known_targets(known)))
 
 
 class InvalidOptionError(InterchangeError, ValueError):
@@ -71,7 +174,15 @@ class DeviceError(InvalidOptionError):
 
 
 class NoRouteError(InterchangeError):
-    """No chain of registered adapters can take the data to the target."""
+    """No chain of registered adapters can take the data to the target.
+
+    The message leads with the most relevant reason; ``reasons`` keeps every step that
+    was tried and why it could not carry the data (``"arrow -> dlpack: ..."``).
+    """
+
+    def __init__(self, message: str = "", reasons: Sequence[str] = ()) -> None:
+        self.reasons = tuple(reasons)
+        super().__init__(message)
 
 
 class CopyRequiredError(NoRouteError):
@@ -152,3 +263,216 @@ def _caller_outside_package() -> int:
         frame = frame.f_back  # type: ignore[assignment]
         level += 1
     return level
+
+
+# -- what the messages know about libraries ------------------------------------------------
+# The engine names no library; the library-specific parts of its messages live here.
+
+# Targets a third-party plugin of this project provides: name -> the plugin's distribution
+# (its import name is the distribution's, with underscores).
+PLUGIN_TARGETS: dict[str, str] = {
+    "duckdb": "interchange-hub-duckdb",
+    "arro3": "interchange-hub-arro3",
+}
+
+# Well-known libraries no adapter covers yet: name or alias -> (its title, a way meanwhile).
+_TF = ("TensorFlow", "tf.convert_to_tensor(ih.convert(obj, to='numpy'))")
+_JAX = ("JAX", "jnp.asarray(ih.convert(obj, to='numpy'))")
+_XARRAY = ("xarray", "xr.DataArray(ih.convert(obj, to='numpy'))")
+_DATASETS = ("Hugging Face datasets", "Dataset.from_pandas(ih.convert(obj, to='pandas'))")
+_SPARK = ("PySpark", "spark.createDataFrame(ih.convert(obj, to='pandas'))")
+UNSUPPORTED_LIBRARIES: dict[str, tuple[str, str]] = {
+    "tensorflow": _TF,
+    "tf": _TF,
+    "jax": _JAX,
+    "jnp": _JAX,
+    "dask": ("Dask", "dd.from_pandas(ih.convert(obj, to='pandas'), npartitions=1)"),
+    "ray": ("Ray Data", "ray.data.from_arrow(ih.convert(obj, to='pyarrow'))"),
+    "cudf": ("cuDF", "cudf.DataFrame.from_arrow(ih.convert(obj, to='pyarrow'))"),
+    "modin": ("Modin", "mpd.DataFrame(ih.convert(obj, to='pandas'))"),
+    "xarray": _XARRAY,
+    "xr": _XARRAY,
+    "datasets": _DATASETS,
+    "huggingface": _DATASETS,
+    "pyspark": _SPARK,
+    "spark": _SPARK,
+}
+
+# Other names users give a target library: name -> the adapter's name (suggested only
+# where that adapter is registered).
+OTHER_NAMES: dict[str, str] = {"pytorch": "torch", "tensor": "torch", "ndarray": "numpy"}
+
+FIRST_LINE = 300  # the most characters a message's first line should have
+_SAME_LINE = 200  # a line that ends in a list of targets stays shorter than this
+_MOST_LISTED = 15  # names a "Known targets" list shows before "and N more"
+_DEVICE_LIKE = re.compile(r"^(cpu|cuda|gpu|mps)(:\d+)?$")
+
+
+def _name_message(
+    label: str, unknown: str, name: str, known: Sequence[str], suggestions: Sequence[str]
+) -> str:
+    """The message for a target ``name`` no adapter has: a plugin to install, a library
+    not supported yet, a device given as the target, or the nearest names.
+
+    ``label`` is how the message shows what was passed (``to='x'``); ``unknown`` how it
+    says that it is unknown (``unknown target 'x'``)."""
+    key = name.strip().lower()
+    listing = _known_targets(known)
+    plugin = PLUGIN_TARGETS.get(key)
+    if plugin is not None and key not in known:
+        return _join(_plugin_message(label, plugin), listing)
+    library = UNSUPPORTED_LIBRARIES.get(key)
+    if library is not None:
+        title, meanwhile = library
+        first = (
+            f"{label}: {title} is not supported (yet): no built-in adapter or loaded plugin "
+            f"converts to it (a plugin can add one). Meanwhile: {meanwhile}"
+        )
+        return _join(first, listing)
+    if _DEVICE_LIKE.match(key):
+        first = f"{label} names a device, not a library: pass both, e.g. to='torch', device={key!r}"
+        return _join(first, listing)
+    if suggestions:
+        first = f"{unknown}. Did you mean {' or '.join(repr(s) for s in suggestions)}?"
+        if "." in key:
+            first += f" (a type goes in as itself, to={name.strip()}, not as a string)"
+        return _join(first, listing)
+    first = (
+        f"{unknown}: no adapter has that name or alias; to= takes a library name "
+        "(to='polars') or one of its types (to=pl.Series)"
+    )
+    return _join(first, listing)
+
+
+def _plugin_message(label: str, distribution: str) -> str:
+    if not _distribution_installed(distribution):
+        return f"{label} needs the plugin {distribution}: pip install {distribution}"
+    module = distribution.replace("-", "_")
+    return (
+        f"{label} needs the plugin {distribution} (pip install {distribution}); it is "
+        "installed but this hub did not load it (autoload is off, or "
+        f"INTERCHANGE_HUB_LOAD_PLUGINS leaves it out): use Hub(plugins=[{module!r}])"
+    )
+
+
+def _distribution_installed(distribution: str) -> bool:
+    from importlib.metadata import PackageNotFoundError, distribution as find
+
+    try:
+        find(distribution)
+    except PackageNotFoundError:
+        return False
+    return True
+
+
+def _known_targets(known: Sequence[str]) -> str:
+    if not known:
+        return "No targets are registered in this hub."
+    shown = ", ".join(known[:_MOST_LISTED])
+    more = f" and {len(known) - _MOST_LISTED} more" if len(known) > _MOST_LISTED else ""
+    return f"Known targets: {shown}{more}."
+
+
+def _join(first: str, extra: str) -> str:
+    """``first``, then ``extra`` on the same line while the line stays short, else on the
+    next one (the cause and the fix come first, the list of targets is detail)."""
+    joined = first if first.endswith((".", "?", "!")) else first + "."
+    if len(joined) + 1 + len(extra) <= _SAME_LINE:
+        return f"{joined} {extra}"
+    return f"{joined}\n{extra}"
+
+
+def _short_type(obj: object) -> str:
+    """``polars.DataFrame`` for a polars DataFrame, ``list`` for a list."""
+    cls = type(obj)
+    top = cls.__module__.split(".")[0]
+    return cls.__qualname__ if top == "builtins" else f"{top}.{cls.__qualname__}"
+
+
+def _a(word: str) -> str:
+    return "an" if word[:1].lower() in "aeiou" else "a"
+
+
+def _describe(obj: object) -> str:
+    """``None``, ``a list``, ``an int``, ``a polars.DataFrame``: never the object itself."""
+    if obj is None:
+        return "None"
+    kind = _short_type(obj)
+    return f"{_a(kind)} {kind}"
+
+
+def _grouped(types: Sequence[str]) -> str:
+    """``pyarrow (Table, Array), polars (DataFrame)`` for qualified type names."""
+    groups: dict[str, list[str]] = {}
+    for name in types:
+        library, _, short = name.rpartition(".")
+        groups.setdefault(library or name, []).append(short)
+    return ", ".join(f"{lib} ({', '.join(names)})" for lib, names in groups.items())
+
+
+def _object_hint(obj: object, supported: Sequence[str]) -> str:
+    """What to do with a common object no adapter owns ("" when there is no hint)."""
+    libraries = {name.split(".")[0] for name in supported}
+
+    def either(*options: tuple[str, str]) -> str:
+        """The examples of the first two ``(library, code)`` options that are registered."""
+        codes = [code for library, code in options if library in libraries][:2]
+        return " or ".join(codes or [code for _, code in options[:2]])
+
+    cls = type(obj)
+    module = cls.__module__
+    if obj is None:
+        return (
+            "did a function return nothing (an inplace=True method, say)? Pass the data "
+            "itself: a table, frame, array or tensor"
+        )
+    if isinstance(obj, Mapping):
+        example = either(
+            ("polars", "pl.DataFrame(d)"), ("pyarrow", "pa.table(d)"), ("pandas", "pd.DataFrame(d)")
+        )
+        return f"build a table from it first, e.g. {example}"
+    if isinstance(obj, (list, tuple)):
+        if obj and isinstance(obj[0], Mapping):
+            example = either(
+                ("polars", "pl.DataFrame(rows)"),
+                ("pyarrow", "pa.Table.from_pylist(rows)"),
+                ("pandas", "pd.DataFrame(rows)"),
+            )
+            return f"a {cls.__name__} of rows: build a table from it first, e.g. {example}"
+        example = either(
+            ("pyarrow", "pa.array(lst)"),
+            ("numpy", "np.asarray(lst)"),
+            ("polars", "pl.Series(lst)"),
+            ("torch", "torch.tensor(lst)"),
+        )
+        return f"build an array from it first, e.g. {example}"
+    if isinstance(obj, (set, frozenset)):
+        example = either(("pyarrow", "pa.array(list(s))"), ("numpy", "np.asarray(list(s))"))
+        return f"build an array from it first, e.g. {example}"
+    if isinstance(obj, io.IOBase):
+        return "read the file with its library first (e.g. pl.read_csv(f)), then convert that"
+    if isinstance(obj, Iterator):
+        example = either(("pyarrow", "pa.array(list(gen))"), ("numpy", "np.asarray(list(gen))"))
+        batches = (
+            ", or pa.RecordBatchReader.from_batches(schema, gen) for record batches"
+            if "pyarrow" in libraries
+            else ""
+        )
+        return f"it can be read only once and has no schema; materialise it first, e.g. {example}{batches}"
+    if isinstance(obj, str):
+        if obj.strip().lower() in libraries | PLUGIN_TARGETS.keys():
+            return f"the data comes first and the target second: ih.convert(data, to={obj!r})"
+        return (
+            "a string is not data; to convert a file, read it with its library first "
+            "(e.g. pl.read_parquet(path)) and convert the result"
+        )
+    if isinstance(obj, (bool, int, float, complex)):
+        example = either(("numpy", "np.asarray(x)"), ("pyarrow", "pa.array([x])"))
+        return f"a single number is not data; wrap it first, e.g. {example}"
+    if module.startswith("pandas") and cls.__qualname__.endswith("Index"):
+        return "an index is not a frame or a series; pass idx.to_series() or idx.to_frame()"
+    if module.startswith("polars") and cls.__qualname__ == "Expr":
+        return "an expression holds no data; evaluate it first, e.g. df.select(expr)"
+    if module == "numpy" and getattr(obj, "shape", None) == ():
+        return "a numpy scalar is not an array; wrap it first, e.g. np.asarray(x)"
+    return ""

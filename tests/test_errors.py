@@ -35,12 +35,20 @@ def test_the_error_tree() -> None:
 
 
 def test_unsupported_object_names_type_and_lists_supported(hub: ih.Hub) -> None:
+    class Opaque:
+        pass
+
     with pytest.raises(ih.UnsupportedObjectError) as info:
-        hub.convert({"a": [1, 2]}, to="polars")
+        hub.convert(Opaque(), to="polars")
     message = str(info.value)
-    assert "builtins.dict" in message
-    assert "polars.DataFrame" in message and "numpy.ndarray" in message
+    assert "test_errors.test_unsupported_object_names_type_and_lists_supported" in message
+    assert "polars (DataFrame, Series" in message and "numpy (ndarray)" in message
     assert "__arrow_c_stream__" in message
+    assert "polars.DataFrame" in info.value.supported and "numpy.ndarray" in info.value.supported
+    with pytest.raises(ih.UnsupportedObjectError) as info:
+        hub.convert({"a": [1, 2]}, to="polars")  # a common object: a hint instead of the list
+    assert info.value.type_name == "builtins.dict" and "a dict" in str(info.value)
+    assert "polars.DataFrame" in info.value.supported and "numpy.ndarray" in info.value.supported
 
 
 def test_unknown_target_suggests_nearest(hub: ih.Hub) -> None:

@@ -8,8 +8,12 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from interchange_hub.errors import DeviceError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 
 class DeviceType(enum.IntEnum):
@@ -38,7 +42,19 @@ ARROW_CPU_DEVICE_ID = -1
 DLPACK_CPU_DEVICE_ID = 0
 
 _DEVICE_NAMES = {t: t.name.lower() for t in DeviceType}
+_DEVICE_CODES = {name: code for code, name in _DEVICE_NAMES.items()}
 _DEVICE_RE = re.compile(r"^(?P<kind>[a-z_]+)(?::(?P<index>\d+))?$")
+
+# Names people give devices that DLPack calls otherwise: name -> DLPack's name.
+DEVICE_ALIASES = {
+    "gpu": "cuda",
+    "nvidia": "cuda",
+    "amd": "rocm",
+    "hip": "rocm",
+    "xpu": "oneapi",
+    "mps": "metal",
+    "host": "cpu",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,18 +70,17 @@ class Device:
             object.__setattr__(self, "index", 0)
 
     @classmethod
-    def parse(cls, spec: str | Device) -> Device:
-        """Parse ``"cpu"``, ``"cuda"`` or ``"cuda:N"``."""
+    def parse(cls, spec: str | Device, kinds: Iterable[str] = ()) -> Device:
+        """Parse ``"cpu"``, ``"cuda"`` or ``"cuda:N"`` (or another DLPack device type).
+
+        ``kinds``: the device kinds the hub's adapters hold, named when ``spec`` is
+        unknown (besides ``cpu`` and ``cuda``)."""
         if isinstance(spec, Device):
             return spec
         match = _DEVICE_RE.match(str(spec).strip().lower())
-        names = {name: code for code, name in _DEVICE_NAMES.items()}
-        if match is None or match["kind"] not in names:
-            raise DeviceError(
-                f"unknown device {spec!r}: use 'cpu', 'cuda' or 'cuda:N' (N the GPU index), "
-                f"or another DLPack device type: {', '.join(names)}"
-            )
-        return cls(names[match["kind"]], int(match["index"] or 0))
+        if match is None or match["kind"] not in _DEVICE_CODES:
+            raise DeviceError(unknown_device(spec, kinds))
+        return cls(_DEVICE_CODES[match["kind"]], int(match["index"] or 0))
 
     @classmethod
     def from_arrow(cls, device_type: int, device_id: int) -> Device:
@@ -102,3 +117,30 @@ class Device:
 
 
 CPU = Device(DeviceType.CPU)
+
+
+def unknown_device(spec: object, kinds: Iterable[str] = ()) -> str:
+    """Why ``spec`` names no device, and the nearest device that it may mean: ``"gpu"``
+    is ``"cuda"``, ``"gpu:1"`` is ``"cuda:1"``, ``0`` is ``"cuda:0"``."""
+    import difflib
+
+    text = str(spec).strip().lower()
+    head = re.match(r"[a-z_]*", text)
+    word = head.group() if head else ""
+    index = text[len(word) :].removeprefix(":")
+    near = DEVICE_ALIASES.get(word) or next(
+        iter(difflib.get_close_matches(word, list(_DEVICE_CODES), n=1, cutoff=0.75)), ""
+    )
+    if isinstance(spec, int) and not isinstance(spec, bool):
+        near, index = "cuda", str(spec)
+    if near and index.isdigit():
+        hint = f" Did you mean '{near}:{index}'?"
+    elif near == "cuda":
+        hint = " Did you mean 'cuda' (the current GPU) or 'cuda:0'?"
+    elif near:
+        hint = f" Did you mean {near!r}?"
+    else:
+        hint = ""
+    others = [k for k in dict.fromkeys(kinds) if k not in ("cpu", "cuda")]
+    more = f", or a kind the adapters hold: {', '.join(others)}" if others else ""
+    return f"unknown device {spec!r}.{hint} Use 'cpu', 'cuda' or 'cuda:N' (N the GPU index){more}"

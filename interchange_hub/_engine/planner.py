@@ -224,7 +224,8 @@ class Planner:
     ) -> tuple[Plan, Request, Adapter]:
         start, source = self.source(obj)
         if device is not None:
-            Device.parse(device)  # a misspelled device is reported before the data is read
+            # A misspelled device is reported before the data is read.
+            Device.parse(device, self.registry.device_kinds)
         info = self.describe(source, obj)
         request = self._request(to, copy, device, strict, info, dtype)
         try:
@@ -281,7 +282,7 @@ class Planner:
         target can hold it there, else the target's default device (an explicit move)."""
         if device is None:
             return info.device if info.device.kind in adapter.devices else adapter.default_device()
-        place = Device.parse(device)
+        place = Device.parse(device, self.registry.device_kinds)
         if place.kind not in adapter.devices:
             holders = [n for n in self.registry.holders(place.kind) if n != adapter.name]
             hint = (

@@ -6,6 +6,7 @@ import difflib
 import sys
 import threading
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from interchange_hub._core.deps import installed
@@ -14,6 +15,10 @@ from interchange_hub.errors import UnknownTargetError
 
 if TYPE_CHECKING:
     from interchange_hub._core.info import Kind
+
+# How close a misspelled target must be to a registered name to be suggested (difflib's
+# ratio): "polrs" -> "polars" is 0.91, "tf" -> "pt" only 0.5.
+SUGGEST_CUTOFF = 0.75
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +38,7 @@ class Registry:
         self._aliases: dict[str, str] = {}  # alias -> adapter name (Adapter.aliases)
         self._extra_edges: list[tuple[Edge, str]] = []
         self._owner_cache: dict[type, Adapter | None] = {}
+        self._device_kinds: tuple[str, ...] = ()  # what the adapters hold, for messages
         self._lock = threading.Lock()
 
     # -- registration -------------------------------------------------------------------
@@ -59,6 +65,7 @@ class Registry:
                     )
             self._records[adapter.name] = AdapterRecord(adapter, plugin, tuple(adapter.edges()))
             self._aliases.update(dict.fromkeys(aliases, adapter.name))
+            self._device_kinds = tuple(dict.fromkeys([*self._device_kinds, *adapter.devices]))
             self._owner_cache.clear()
         return ""
 
@@ -113,12 +120,13 @@ class Registry:
         return [t for r in self._records.values() for t in r.adapter.types]
 
     def resolve_target(self, to: object) -> tuple[Adapter, Kind | None, type | None]:
-        """Turn ``to=`` (a name or a type) into (adapter, requested kind, requested type)."""
+        """Turn ``to=`` (a name, a type or a library's module) into (adapter, requested
+        kind, requested type)."""
         if isinstance(to, str):
             adapter = self.get(to.strip().lower())
             if adapter is not None:
                 return adapter, None, None
-            raise UnknownTargetError(to, self.names(), self._suggest(to))
+            raise UnknownTargetError.for_name(to, self.names(), self._suggest(to))
         if isinstance(to, type):
             for adapter in self.adapters():
                 if sys.modules.get(adapter.module) is None:
@@ -126,18 +134,60 @@ class Registry:
                 kinds = adapter.type_kinds()
                 if to in kinds:
                     return adapter, kinds[to], to
-            raise UnknownTargetError(
-                f"{to.__module__}.{to.__qualname__}", self.names() + self.supported_types(), []
+            owner = self._library_of(to.__module__)
+            raise UnknownTargetError.for_type(
+                to,
+                self.names(),
+                self.supported_types(),
+                owner.name if owner else "",
+                tuple(owner.types) if owner else (),
             )
-        raise UnknownTargetError(to, self.names(), [])
+        if isinstance(to, ModuleType):
+            adapter = self._module_adapter(to.__name__)
+            if adapter is not None:
+                return adapter, None, None
+            library = self._library_of(to.__name__)
+            near = [library.name] if library is not None else []
+            raise UnknownTargetError.for_module(to.__name__, self.names(), near)
+        owner = self.owner(to)
+        raise UnknownTargetError.for_object(to, self.names(), owner.name if owner else "")
 
     def names(self) -> list[str]:
         return sorted(self._records)
 
+    def _module_adapter(self, module: str) -> Adapter | None:
+        """The adapter ``to=<module>`` stands for: the module's name is the adapter's name,
+        one of its aliases, or the module it recognises objects by (``Adapter.module``)."""
+        adapter = self.get(module.lower())
+        if adapter is not None:
+            return adapter
+        return next((a for a in self.adapters() if a.module == module), None)
+
+    def _library_of(self, module: str) -> Adapter | None:
+        """The adapter whose library ``module`` belongs to (its top-level package)."""
+        top = module.split(".")[0]
+        for adapter in self.adapters():
+            if adapter.module and adapter.module.split(".")[0] == top:
+                return adapter
+        return None
+
     def _suggest(self, name: str) -> list[str]:
+        """Close spellings of registered names and aliases (a high cutoff: ``"polrs"``
+        finds ``"polars"``, two letters never find a five-letter name), or the adapter of
+        a dotted name's first part (``"pl.DataFrame"`` finds ``"polars"``)."""
+        key = name.strip().lower()
+        head = self.get(key.split(".")[0]) if "." in key else None
+        if head is not None:
+            return [head.name]
         candidates = [*self._records, *self._aliases]
-        close = difflib.get_close_matches(name.lower(), candidates, n=3, cutoff=0.5)
-        return list(dict.fromkeys(self._aliases.get(c, c) for c in close))
+        close = difflib.get_close_matches(key, candidates, n=3, cutoff=SUGGEST_CUTOFF)
+        found = dict.fromkeys(self._aliases.get(c, c) for c in close)
+        return [n for n in found if n != key]
+
+    @property
+    def device_kinds(self) -> tuple[str, ...]:
+        """The device kinds the registered adapters hold ("cpu", "cuda", ...)."""
+        return self._device_kinds
 
     def holders(self, kind: str) -> list[str]:
         """The adapters whose objects can live on devices of ``kind`` ("cuda", ...)."""

@@ -26,6 +26,7 @@ from interchange_hub._engine.plans import (
     format_bytes,
     runs_of,
 )
+from interchange_hub.adapter import PROTOCOL_NODES
 from interchange_hub.errors import (
     ConsumedSourceError,
     CopyRequiredError,
@@ -35,12 +36,15 @@ from interchange_hub.errors import (
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from interchange_hub._core.info import Copy
     from interchange_hub._engine.cache import RouteCache
     from interchange_hub._engine.registry import Registry
     from interchange_hub.adapter import Adapter, Edge
 
 
 MAX_STEPS = 6
+MAX_LISTED = 8  # reasons a NoRouteError lists below its first line (all are in .reasons)
+MAX_COPIES_LISTED = 3  # copies a CopyRequiredError names (all columns are in .columns)
 
 # What a plan notes when the result views read-only memory of the source and the target
 # adapter has no note of its own (Adapter.readonly_note).
@@ -55,6 +59,42 @@ READONLY_NOTE = (
 class _Route:
     steps: list[Step]
     cost: tuple[int, int, int, int]
+
+
+@dataclass(slots=True)
+class _Failure:
+    """Why the search stopped somewhere: at an edge that cannot carry the data, or at the
+    target when the data is not what was asked for (``edge`` None)."""
+
+    why: str
+    edge: Edge | None = None
+    depth: int = 0  # the steps taken before it
+    fix: str = ""  # what to do, where ``why`` does not say it
+
+    @property
+    def optional(self) -> bool:
+        """A shortcut between two libraries, or a library's step to itself (a copy, a cast,
+        a move): where one does not apply the general route through a protocol node does
+        the work, so its reason rarely explains a missing route."""
+        e = self.edge
+        if e is None or e.source in PROTOCOL_NODES:
+            return False
+        return e.target == e.source or e.target not in PROTOCOL_NODES
+
+    def rank(self) -> tuple[bool, int, bool]:
+        """Most relevant first: the general route before optional steps, steps near the source
+        (about the data as given) before later ones, a reason that says what to do first."""
+        return (self.optional, self.depth, not self.fix and "; " not in self.why)
+
+    def line(self) -> str:
+        where = f"{self.edge.source} -> {self.edge.target}" if self.edge else "at the target"
+        return f"{where}: {self.why}"
+
+    def lead(self) -> str:
+        """The reason as the message's first line says it."""
+        if self.edge is not None and self.why.startswith("takes memory on"):
+            return f"the step {self.edge.source} -> {self.edge.target} {self.why}"
+        return self.why
 
 
 class Router:
@@ -100,7 +140,7 @@ class Router:
             steps = self._replay(cached, info, request)
             if steps is not None:
                 return self._finish(names, info, steps, request, source.is_one_shot(obj))
-        route = self._search(start, info, request)
+        route = self._search(start, info, request, names)
         self._cache.remember_route(key, tuple(s.edge for s in route.steps))
         return self._finish(names, info, route.steps, request, source.is_one_shot(obj))
 
@@ -134,11 +174,11 @@ class Router:
             return None  # the route loses these columns' names: look for one that keeps them
         return steps
 
-    def _search(self, start: str, info: DataInfo, req: Request) -> _Route:
+    def _search(self, start: str, info: DataInfo, req: Request, names: tuple[str, str]) -> _Route:
         index = self._index()
         best: _Route | None = None
         cheapest_copying: _Route | None = None
-        failures: list[str] = []
+        failures: list[_Failure] = []
 
         def visit(
             node: str, data: DataInfo, steps: list[Step], seen: frozenset[str], sat: bool
@@ -147,10 +187,14 @@ class Router:
             misplaced = req.device is not None and data.device != req.device
             if steps and node == req.target and misplaced:
                 # A loop edge of the target (Tensor.to) may still move it.
-                failures.append(f"the route ends on {data.device}, not {req.device}")
+                why = f"the data ends on {data.device}, not on device={str(req.device)!r}"
+                fix = "no step moves it there: move it with its own library, or pass device=None"
+                failures.append(_Failure(why, depth=len(steps), fix=fix))
             elif steps and node == req.target and not _has_dtype(data, req.dtype):
                 # A loop edge of the target (a cast) may still give the dtype asked for.
-                failures.append(f"the route gives {_dtype_of(data)}, not dtype={req.dtype!r}")
+                why = f"the route gives {_dtype_of(data)}, not dtype={req.dtype!r}"
+                fix = "no step casts it: cast it in its own library first, or leave dtype out"
+                failures.append(_Failure(why, depth=len(steps), fix=fix))
             elif steps and node == req.target:
                 if req.copy and not sat:
                     return
@@ -167,10 +211,12 @@ class Router:
                 return
             for edge in index.get(node, ()):
                 if data.device.kind not in edge.devices:
-                    failures.append(
-                        f"{edge.source} -> {edge.target} ({edge.adapter}) takes memory on "
-                        f"{' or '.join(edge.devices)}, and the data is on {data.device}"
+                    why = f"takes memory on {' or '.join(edge.devices)}, and the data is on "
+                    fix = (
+                        "move the data with its own library first, or pick a target that "
+                        f"holds {data.device.kind} memory"
                     )
+                    failures.append(_Failure(why + str(data.device), edge, len(steps), fix))
                     continue
                 loop = edge.target == edge.source
                 if (edge.target in seen and edge.target != req.target and not loop) or (
@@ -180,7 +226,7 @@ class Router:
                 try:
                     est = edge.estimate(req.context(data, sat))
                 except Unroutable as exc:
-                    failures.append(f"{edge.source} -> {edge.target} ({edge.adapter}): {exc}")
+                    failures.append(_Failure(str(exc), edge, len(steps)))
                     continue
                 step = Step(edge, data, est, sat)
                 visit(
@@ -196,9 +242,9 @@ class Router:
             return best
         if cheapest_copying is not None:
             raise CopyRequiredError(_copy_message(cheapest_copying), _copied(cheapest_copying))
-        reasons = "; ".join(dict.fromkeys(failures)) or "no adapter connects them"
         raise NoRouteError(
-            f"no route from {start} ({info.kind.value}) to {_target_name(req)}: {reasons}"
+            _no_route_message(names, start, info, req, failures),
+            list(dict.fromkeys(f.line() for f in failures)),
         )
 
     def _finish(
@@ -214,8 +260,8 @@ class Router:
         table_like = last.kind in (Kind.TABLE, Kind.STREAM)
         if req.kind == Kind.COLUMN and table_like and len(last.data_columns) != 1:
             raise NoRouteError(
-                f"{names[1]} holds one column but the data is a table of "
-                f"{len(last.data_columns)} columns; select one column first"
+                f"cannot convert {names[0]} to {names[1]}: it holds one column, and the data "
+                f"is a table of {len(last.data_columns)} columns; select one column first"
             )
         if one_shot:
             notes.append("the source is a one-shot stream: converting it consumes it")
@@ -279,7 +325,8 @@ def _has_dtype(info: DataInfo, dtype: str | None) -> bool:
 
 def _dtype_of(info: DataInfo) -> str:
     if info.kind == Kind.TENSOR and info.columns:
-        return f"a {info.columns[0].dtype} tensor"
+        dtype = info.columns[0].dtype
+        return f"{'an' if dtype.startswith(tuple('aeiou')) else 'a'} {dtype} tensor"
     return f"a {info.kind.value}"
 
 
@@ -331,14 +378,59 @@ def _copied(route: _Route) -> list[str]:
     return list(dict.fromkeys(c.column for s in route.steps for c in s.copies))
 
 
+def _no_route_message(
+    names: tuple[str, str],
+    start: str,
+    info: DataInfo,
+    req: Request,
+    failures: Sequence[_Failure],
+) -> str:
+    """The most relevant reason first, then what to do; the other reasons of the general
+    route below it, one a line (optional steps that do not apply are left to ``.reasons``)."""
+    head = f"cannot convert {names[0]} to {names[1]}"
+    ranked = sorted(failures, key=_Failure.rank)  # stable: the search's order breaks ties
+    if not ranked:
+        return (
+            f"{head}: no route from {start} ({info.kind.value}) to {req.target}; no adapter's "
+            "steps connect them (a plugin can add one)"
+        )
+    lead = ranked[0]
+    text = lead.lead()
+    first = f"{head}: {text}"
+    if lead.fix:
+        first += f"; {lead.fix}"
+    elif "; " not in text:
+        first += (
+            "; change the data first (cast or leave out what cannot go), or pick another target"
+        )
+    others = list(
+        dict.fromkeys(f.line() for f in ranked[1:] if not f.optional and f.why != lead.why)
+    )
+    lines = [first]
+    if others:
+        lines.append("Also tried:")
+        lines.extend(f"  {line}" for line in others[:MAX_LISTED])
+        if len(others) > MAX_LISTED:
+            lines.append(f"  ... and {len(others) - MAX_LISTED} more (the error's .reasons)")
+    return "\n".join(lines)
+
+
 def _copy_message(route: _Route) -> str:
-    parts = []
+    groups: dict[tuple[str, str], list[Copy]] = {}  # columns copied at one step, for one reason
     for s in route.steps:
         for c in s.copies:
-            parts.append(
-                f"{label(c.column)} is copied ({format_bytes(c.nbytes)}) at step "
-                f"{s.edge.source} -> {s.edge.target}: {c.reason}"
-            )
+            groups.setdefault((f"{s.edge.source} -> {s.edge.target}", c.reason), []).append(c)
+    parts = []
+    for (step, reason), copies in groups.items():
+        sizes = [c.nbytes for c in copies]
+        nbytes = -1 if any(n < 0 for n in sizes) else sum(sizes)
+        verb = "is" if len(copies) == 1 else "are"
+        parts.append(
+            f"{_columns(copies)} {verb} copied ({format_bytes(nbytes)}) at step {step}: {reason}"
+        )
+    listed = "; ".join(parts[:MAX_COPIES_LISTED])
+    if len(parts) > MAX_COPIES_LISTED:
+        listed += f"; and {len(parts) - MAX_COPIES_LISTED} more (the error's .columns)"
     if any(s.estimate.moves_device for s in route.steps):
         advice = (
             "Pass copy=None to allow the copy, or convert to a library that holds the data "
@@ -346,7 +438,16 @@ def _copy_message(route: _Route) -> str:
         )
     else:
         advice = "Pass copy=None to allow the copy, or change the data (e.g. fill nulls, rechunk)"
-    return "copy=False, but every route copies: " + "; ".join(parts) + ". " + advice
+    return "copy=False, but every route copies: " + listed + ". " + advice
+
+
+def _columns(copies: Sequence[Copy]) -> str:
+    """``column 'a'``, or ``columns 'a', 'b', 'c' and 2 more``."""
+    if len(copies) == 1:
+        return label(copies[0].column)
+    names = [repr(c.column) for c in copies]
+    more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+    return f"columns {', '.join(names[:3])}{more}"
 
 
 def _type_name(obj: object) -> str:

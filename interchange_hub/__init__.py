@@ -338,5 +338,20 @@ def plan(
 
 
 def export(obj: object) -> Any:
-    """An object exposing every interchange dunder that applies to ``obj``."""
+    """An object exposing every interchange protocol that applies to ``obj``, for a
+    consumer that takes the protocols rather than ``obj``'s library.
+
+    :param obj: anything :func:`convert` takes.
+    :returns: an object with ``__arrow_c_stream__``/``__arrow_c_schema__`` (and
+        ``__arrow_c_array__`` for a single array), ``__dlpack__``/``__dlpack_device__``
+        for tensors, and ``__arrow_c_device_array__``/``__arrow_c_device_stream__``; each
+        export is planned like a conversion (zero-copy where the layout allows).
+    :raises UnsupportedObjectError: no adapter or protocol recognises ``obj``.
+
+    >>> import interchange_hub as ih
+    >>> import numpy as np
+    >>> exported = ih.export(np.arange(3.0))
+    >>> hasattr(exported, "__dlpack__") and hasattr(exported, "__arrow_c_array__")
+    True
+    """
     return default_hub().export(obj)

@@ -167,3 +167,22 @@ def test_version_matches_the_distribution() -> None:
     from importlib.metadata import version
 
     assert ih.__version__ == version("interchange-hub")
+
+
+def test_the_verbs_document_every_parameter_with_an_example() -> None:
+    for verb in (ih.convert, ih.plan, ih.export):
+        doc = inspect.getdoc(verb) or ""
+        assert ">>> " in doc, verb.__name__
+        for name in inspect.signature(verb).parameters:
+            if verb is ih.plan:
+                continue  # plan takes convert's arguments and says so
+            assert f":param {name}:" in doc, (verb.__name__, name)
+    assert ":raises" in (inspect.getdoc(ih.convert) or "")
+    assert "convert" in (inspect.getdoc(ih.plan) or "")
+
+
+def test_the_docstring_examples_run() -> None:
+    import doctest
+
+    failures, tries = doctest.testmod(ih, optionflags=doctest.ELLIPSIS)
+    assert tries >= 8 and failures == 0

@@ -35,9 +35,14 @@ _SLICED = frozenset({Flag.SLICED})
 def _column(name: str, arr: Any) -> Column:
     parts = arr.chunks if hasattr(arr, "chunks") else [arr]
     flags = _SLICED if any(c.offset for c in parts) else NO_FLAGS
-    return Column(
-        name, dtype_name(arr.type), int(arr.nbytes), int(arr.null_count), len(parts), flags
-    )
+    return Column(name, dtype_name(arr.type), nbytes(parts), int(arr.null_count), len(parts), flags)
+
+
+def nbytes(chunks: Any) -> int:
+    """The bytes of Arrow arrays ``chunks``. An empty chunk counts 0 without asking
+    pyarrow: IPC readers give an empty union chunk no type-ids buffer, and pyarrow's
+    ``nbytes`` then reads through a null pointer (a crash, pyarrow 26)."""
+    return sum(int(c.nbytes) for c in chunks if len(c))
 
 
 def describe_table(table: Any) -> DataInfo:

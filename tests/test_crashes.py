@@ -29,3 +29,48 @@ def test_nested_views_into_nanoarrow_do_not_crash(case: str) -> None:
     command = [sys.executable, "-c", code]
     run = subprocess.run(command, check=False, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr[-2000:]
+
+
+UNION_FROM_IPC = """
+import io, warnings
+import pyarrow as pa
+import interchange_hub as ih
+warnings.simplefilter("ignore")
+if KIND == "dense":
+    empty = pa.UnionArray.from_dense(
+        pa.array([], pa.int8()), pa.array([], pa.int32()), [pa.array([1])]
+    )
+    full = pa.UnionArray.from_dense(
+        pa.array([0, 0], pa.int8()), pa.array([0, 1], pa.int32()), [pa.array([1, 2])]
+    )
+else:
+    empty = pa.UnionArray.from_sparse(pa.array([], pa.int8()), [pa.array([], pa.int64())])
+    full = pa.UnionArray.from_sparse(pa.array([0, 0], pa.int8()), [pa.array([1, 2])])
+table = pa.table({"u": pa.chunked_array([empty, full])})
+sink = io.BytesIO()
+with pa.ipc.new_stream(sink, table.schema) as writer:
+    writer.write_table(table)
+data = pa.ipc.open_stream(sink.getvalue()).read_all()
+assert data.column(0).chunk(0).buffers()[1] is None  # no type-ids buffer, as IPC gives it
+hub = ih.Hub(autoload=False)
+for target in ("pyarrow", "nanoarrow", "polars", "pandas", "numpy", "torch"):
+    try:
+        hub.plan(data, to=target)
+        hub.convert(data, to=target)
+        print(target, "ok")
+    except ih.InterchangeError as exc:
+        print(target, "refused:", type(exc).__name__)
+print("survived")
+"""
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+def test_a_union_with_an_empty_first_chunk_from_ipc_does_not_crash(kind: str) -> None:
+    # pyarrow's Array.nbytes reads the missing type-ids buffer of an empty union chunk.
+    code = f"KIND = {kind!r}\n" + UNION_FROM_IPC
+    run = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "survived" in run.stdout
+    assert "pyarrow ok" in run.stdout and "nanoarrow ok" in run.stdout

@@ -74,3 +74,39 @@ def test_a_union_with_an_empty_first_chunk_from_ipc_does_not_crash(kind: str) ->
     assert run.returncode == 0, run.stderr[-2000:]
     assert "survived" in run.stdout
     assert "pyarrow ok" in run.stdout and "nanoarrow ok" in run.stdout
+
+
+CPU_DEVICE_ARRAY_WITH_EVENT = """
+import pyarrow as pa
+import interchange_hub as ih
+from interchange_hub._c.arrow_device import set_device
+from interchange_hub._core.device import CPU
+
+
+class Producer:
+    # A CPU device array whose sync_event points at unmapped memory (the spec asks NULL).
+    def __init__(self, arr):
+        self.arr = arr
+
+    def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
+        schema, array = self.arr.__arrow_c_device_array__()
+        set_device(array, CPU, sync_event=0x10)
+        return schema, array
+
+
+hub = ih.Hub(autoload=False)
+for target in ("pyarrow", "numpy", "polars", "torch"):
+    source = Producer(pa.array([1.0, 2.0, 3.0]))
+    print(hub.plan(source, to=target).zero_copy)
+    print(target, [float(x) for x in hub.convert(source, to=target)])
+print("survived")
+"""
+
+
+def test_a_cpu_device_array_with_a_sync_event_is_not_waited_on() -> None:
+    code = CPU_DEVICE_ARRAY_WITH_EVENT
+    run = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "survived" in run.stdout and "numpy [1.0, 2.0, 3.0]" in run.stdout, run.stdout

@@ -596,7 +596,9 @@ class DeviceArrowArray:
                 f"the ArrowDeviceArray has unknown device type {struct.device_type}"
             ) from None
         self.device = Device.from_arrow(device_type, struct.device_id)
-        self.sync_event: int = struct.sync_event or 0
+        # The spec asks CPU producers for a NULL sync_event; one that sets it anyway is
+        # not read (CPU memory needs no wait, and the pointer may point anywhere).
+        self.sync_event: int = 0 if device_type == DeviceType.CPU else struct.sync_event or 0
         self.event_handle: int = (
             c_void_p.from_address(self.sync_event).value or 0 if self.sync_event else 0
         )

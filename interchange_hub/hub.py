@@ -10,7 +10,7 @@ from interchange_hub._engine.planner import Planner
 from interchange_hub._engine.registry import Registry
 from interchange_hub._engine.router import Router
 from interchange_hub.adapter import Adapter
-from interchange_hub.errors import InvalidOptionError
+from interchange_hub.errors import InterchangeError, InvalidOptionError
 from interchange_hub.plugins import (
     as_plugin,
     autoload_enabled,
@@ -72,21 +72,41 @@ class Hub:
         self._router = Router(self._registry, self._cache)
         self._planner = Planner(self._registry, self._router, self._cache)
         self._lock = threading.Lock()
+        self._loading = 0  # the thread loading the plugins, while it does
 
     # -- plugins ----------------------------------------------------------------------------
     @property
     def plugin_manager(self) -> pluggy.PluginManager:
         """The pluggy manager, built (and plugins loaded) on first use."""
         if self._pm is None:
+            if self._loading == threading.get_ident():
+                raise InterchangeError(
+                    "a plugin used this hub while the hub was loading its plugins (in its "
+                    "import or a register hook), which would wait forever; convert on first "
+                    "use instead, or use a hub of its own (ih.Hub(autoload=False))"
+                )
             with self._lock:
                 if self._pm is None:
-                    autoload, plugins, builtin = self._pm_args
-                    loaded = load_plugins(autoload=autoload, plugins=plugins, builtin=builtin)
-                    collect(loaded, self._registry)
-                    self._router.invalidate()
-                    self._infos = loaded.infos
-                    self._pm = loaded.pm
+                    self._load()
+        assert self._pm is not None  # _load sets it or raises
         return self._pm
+
+    def _load(self) -> None:
+        """Load and collect the plugins (with the lock held); all or nothing."""
+        self._loading = threading.get_ident()
+        try:
+            autoload, plugins, builtin = self._pm_args
+            loaded = load_plugins(autoload=autoload, plugins=plugins, builtin=builtin)
+            collect(loaded, self._registry)
+        except BaseException:  # Ctrl-C, say: the next use loads again, from nothing
+            self._registry.clear()
+            raise
+        finally:
+            self._loading = 0
+        self._router.invalidate()
+        self._infos = loaded.infos
+        self._pm = loaded.pm
+        loaded.emit()  # loaded first: a warning made an error (-W error) is raised once
 
     @property
     def planner(self) -> Planner:

@@ -89,19 +89,27 @@ class Loaded:
 
     pm: pluggy.PluginManager
     infos: dict[str, PluginInfo] = field(default_factory=dict)
+    # The PluginWarnings to give once loading is over (emit): given while loading, a
+    # warning turned into an error (-W error) would abort the load, again on every call.
+    warnings: list[str] = field(default_factory=list)
+
+    def emit(self) -> None:
+        """Give the PluginWarnings of the load (after it is complete)."""
+        pending, self.warnings = self.warnings, []
+        for message in pending:
+            warn(message, PluginWarning)
 
     def fail(self, name: str, error: str) -> None:
-        """Record a failure of plugin ``name`` and warn about it."""
+        """Record a failure of plugin ``name``; :meth:`emit` warns about it."""
         info = self.infos.get(name) or PluginInfo(name, GIVEN)
         error = " ".join(error.split())  # pluggy's messages span lines
         dist = f"{info.distribution} {info.version}".strip()
         where = f" (distribution {dist})" if dist else ""
         message = f"{info.error}; {error}" if info.error else error
         self.infos[name] = replace(info, error=message)
-        warn(
+        self.warnings.append(
             f"interchange_hub plugin {name!r}{where} was left out: {error}. The other "
-            "adapters keep working; run `interchange-hub plugins` to see every plugin",
-            PluginWarning,
+            "adapters keep working; run `interchange-hub plugins` to see every plugin"
         )
 
     def drop(self, name: str, error: str) -> None:
@@ -176,7 +184,7 @@ def collect(loaded: Loaded, registry: Registry) -> None:
             impl = next(i for i in caller.get_hookimpls() if i.plugin is plugin)
             try:
                 impl.function(register=got.append)
-            except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the hub
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - plugins are isolated
                 loaded.fail(
                     plugin_name, f"its hook {caller.name} raised {type(exc).__name__}: {exc}"
                 )
@@ -257,7 +265,7 @@ def _register(loaded: Loaded, plugin: object, info: PluginInfo) -> None:
         if isinstance(plugin, str):
             plugin = importlib.import_module(plugin)
         loaded.pm.register(plugin, name=info.name)
-    except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the hub
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - plugins are isolated
         loaded.infos[info.name] = replace(info, loaded=False)
         loaded.fail(info.name, f"registering it raised {type(exc).__name__}: {exc}")
 
@@ -281,17 +289,16 @@ def _load_entry_points(loaded: Loaded) -> None:
             continue
         try:
             plugin = ep.load()
-        except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the hub
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - plugins are isolated
             loaded.infos[ep.name] = replace(info, loaded=False)
             loaded.fail(ep.name, f"importing {ep.value!r} raised {type(exc).__name__}: {exc}")
             continue
         _register(loaded, plugin, info)
     for name in sorted((wanted or set()) - found):
-        warn(
+        loaded.warnings.append(
             f"{LOAD_PLUGINS_ENV} names {name!r}, but no installed distribution has an entry "
             f"point of that name in the {ENTRY_POINT_GROUP!r} group; installed: "
-            f"{', '.join(sorted(found)) or 'none'}",
-            PluginWarning,
+            f"{', '.join(sorted(found)) or 'none'}"
         )
 
 

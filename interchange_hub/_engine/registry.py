@@ -30,6 +30,10 @@ class AdapterRecord:
     edges: tuple[Edge, ...] = field(default=())
 
 
+#: Types whose owner is remembered; past this, the table starts over (as the route cache).
+MAX_OWNER_TYPES = 1024
+
+
 class Registry:
     """Adapters and edges by name, and a cache of which adapter owns which type."""
 
@@ -51,6 +55,13 @@ class Registry:
         if not isinstance(adapter, Adapter) or not adapter.name:
             return f"it registered {adapter!r}, which is not a named interchange_hub.Adapter"
         aliases = [a.strip().lower() for a in adapter.aliases]  # as to= is read
+        try:
+            edges = tuple(adapter.edges())
+        except Exception as exc:  # noqa: BLE001 - a plugin's bug leaves out its adapter alone
+            return f"its adapter's edges() raised {type(exc).__name__}: {exc}"
+        wrong = [e for e in edges if not isinstance(e, Edge)]
+        if wrong:
+            return f"its adapter's edges() returned {wrong[0]!r}, not an interchange_hub.Edge"
         with self._lock:
             for name in (adapter.name, *aliases):
                 # A protocol node cannot be an adapter's name (the graph would mix them
@@ -63,7 +74,7 @@ class Registry:
                         f"it registered {what} {name!r}, a name {taken} already uses; "
                         "rename the adapter or drop the alias"
                     )
-            self._records[adapter.name] = AdapterRecord(adapter, plugin, tuple(adapter.edges()))
+            self._records[adapter.name] = AdapterRecord(adapter, plugin, edges)
             self._aliases.update(dict.fromkeys(aliases, adapter.name))
             self._device_kinds = tuple(dict.fromkeys([*self._device_kinds, *adapter.devices]))
             self._owner_cache.clear()
@@ -113,8 +124,19 @@ class Registry:
                     break
             except Exception:  # noqa: BLE001, S112 - a broken adapter must not break ownership
                 continue
+        if len(self._owner_cache) >= MAX_OWNER_TYPES:  # short-lived classes must not pile up
+            self._owner_cache.clear()
         self._owner_cache[cls] = found
         return found
+
+    def clear(self) -> None:
+        """Forget every adapter and edge (a plugin load that was interrupted)."""
+        with self._lock:
+            self._records.clear()
+            self._aliases.clear()
+            self._extra_edges.clear()
+            self._owner_cache.clear()
+            self._device_kinds = ()
 
     def supported_types(self) -> list[str]:
         return [t for r in self._records.values() for t in r.adapter.types]

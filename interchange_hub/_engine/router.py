@@ -16,7 +16,15 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from interchange_hub._core.info import DataInfo, Kind, Loss, Unroutable, label, report_losses
+from interchange_hub._core.info import (
+    DataInfo,
+    Estimate,
+    Kind,
+    Loss,
+    Unroutable,
+    label,
+    report_losses,
+)
 from interchange_hub._engine.plans import (
     Compiled,
     Plan,
@@ -30,6 +38,7 @@ from interchange_hub.adapter import PROTOCOL_NODES
 from interchange_hub.errors import (
     ConsumedSourceError,
     CopyRequiredError,
+    InterchangeError,
     NoRouteError,
 )
 
@@ -39,7 +48,7 @@ if TYPE_CHECKING:
     from interchange_hub._core.info import Copy
     from interchange_hub._engine.cache import RouteCache
     from interchange_hub._engine.registry import Registry
-    from interchange_hub.adapter import Adapter, Edge
+    from interchange_hub.adapter import Adapter, Context, Edge
 
 
 MAX_STEPS = 6
@@ -158,7 +167,7 @@ class Router:
         fresh = False
         for edge in edges:
             try:
-                est = edge.estimate(req.context(info, fresh))
+                est = _estimate(edge, req.context(info, fresh))
             except Unroutable:
                 return None
             steps.append(Step(edge, info, est, fresh))
@@ -224,7 +233,7 @@ class Router:
                 ):
                     continue
                 try:
-                    est = edge.estimate(req.context(data, sat))
+                    est = _estimate(edge, req.context(data, sat))
                 except Unroutable as exc:
                     failures.append(_Failure(str(exc), edge, len(steps)))
                     continue
@@ -314,6 +323,26 @@ class Router:
                 self._consumed.add(obj)
             except TypeError:  # not weak-referenceable: cannot be tracked
                 pass
+
+
+def _estimate(edge: Edge, ctx: Context) -> Estimate:
+    """``edge.estimate(ctx)``; an estimate that raises anything but Unroutable, or returns
+    no Estimate, leaves the edge out (a broken plugin must not break other routes)."""
+    try:
+        est = edge.estimate(ctx)
+    except (Unroutable, InterchangeError):
+        raise
+    except Exception as exc:
+        raise Unroutable(
+            f"its estimate raised {type(exc).__name__}: {exc} (a bug of adapter "
+            f"{edge.adapter!r}; the edge is left out)"
+        ) from exc
+    if not isinstance(est, Estimate):
+        raise Unroutable(
+            f"its estimate returned {type(est).__name__}, not an Estimate (a bug of adapter "
+            f"{edge.adapter!r}; the edge is left out)"
+        )
+    return est
 
 
 def _has_dtype(info: DataInfo, dtype: str | None) -> bool:

@@ -29,10 +29,10 @@ class CountingReader:
             yield pa.record_batch([[i, i + 1], [f"x{i}", None]], schema=SCHEMA)
 
 
-def test_reader_to_polars_is_lazy(hub: ih.Hub) -> None:
+def test_reader_to_a_polars_lazyframe_is_lazy(hub: ih.Hub) -> None:
     source = CountingReader()
-    plan = hub.plan(source.reader, to="polars")
-    lazy = hub.convert(source.reader, to="polars")
+    plan = hub.plan(source.reader, to=pl.LazyFrame)
+    lazy = hub.convert(source.reader, to=pl.LazyFrame)
     assert isinstance(lazy, pl.LazyFrame)
     assert source.read == 0
     assert any("one-shot" in n for n in plan.notes)
@@ -75,7 +75,7 @@ def test_planning_does_not_consume(hub: ih.Hub) -> None:
 
 def test_nanoarrow_stream_source(hub: ih.Hub) -> None:
     stream = na.ArrayStream(pa.table({"a": [1, 2, 3]}))
-    assert hub.convert(stream, to="polars").collect()["a"].to_list() == [1, 2, 3]
+    assert hub.convert(stream, to="polars")["a"].to_list() == [1, 2, 3]
     with pytest.raises(ih.ConsumedSourceError):
         hub.convert(stream, to="pyarrow")
 
@@ -145,12 +145,6 @@ def test_lazyframe_of_in_memory_data_collects_twice(hub: ih.Hub) -> None:
     assert lazy.collect().height == 3 and lazy.collect().height == 3
 
 
-def test_returning_a_reader_as_is_does_not_consume_it(hub: ih.Hub) -> None:
-    source = CountingReader()
-    assert hub.convert(source.reader, to="pyarrow") is source.reader
-    assert len(hub.convert(source.reader, to="pandas")) == 6
-
-
 def test_a_stream_of_plain_arrays_is_a_one_shot_column(hub: ih.Hub) -> None:
     stream = hub.convert(pa.array([1.0, 2.0]), to=na.ArrayStream)
     plan = hub.plan(stream, to="torch")
@@ -186,3 +180,34 @@ def test_export_of_nanoarrow_accepts_a_requested_schema(hub: ih.Hub) -> None:
     exported = hub.export(na.Array(pa.table({"a": [1, 2]})))
     table = pa.table(exported, schema=pa.schema([("a", pa.int32())]))
     assert table.schema.field("a").type == pa.int32()
+
+
+def _reader() -> pa.RecordBatchReader:
+    table = pa.table({"a": [1, 2, 3], "b": ["x", "y", "z"]})
+    return pa.RecordBatchReader.from_batches(table.schema, table.to_batches(max_chunksize=2))
+
+
+def test_a_reader_returned_as_it_is_counts_as_consumed(hub: ih.Hub) -> None:
+    reader = _reader()
+    assert hub.convert(reader, to="pyarrow") is reader  # the caller reads it now
+    with pytest.raises(ih.ConsumedSourceError):
+        hub.convert(reader, to="polars")  # not 0 rows, silently
+    stream = na.ArrayStream(pa.table({"a": [1]}))
+    assert hub.convert(stream, to="nanoarrow") is stream
+    with pytest.raises(ih.ConsumedSourceError):
+        hub.convert(stream, to="pyarrow")
+
+
+def test_a_stream_to_polars_is_a_dataframe_as_from_arrow_gives(hub: ih.Hub) -> None:
+    frame = hub.convert(_reader(), to="polars")
+    assert isinstance(frame, pl.DataFrame)
+    assert frame.equals(pl.from_arrow(_reader()))  # type: ignore[arg-type]
+
+
+def test_a_lazyframe_over_a_stream_collects_once_then_raises(hub: ih.Hub) -> None:
+    lazy = hub.convert(_reader(), to=pl.LazyFrame)
+    assert isinstance(lazy, pl.LazyFrame)
+    assert lazy.filter(pl.col("a") > 1).select("b").collect()["b"].to_list() == ["y", "z"]
+    with pytest.raises(ih.ConsumedSourceError, match="already collected"):
+        lazy.collect()
+    assert hub.convert(_reader(), to=pl.LazyFrame).head(1).collect().height == 1

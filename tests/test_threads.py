@@ -70,7 +70,7 @@ def tasks(rng: np.random.Generator) -> list[Task]:
         ("torch->pyarrow", torch.from_numpy(ints.copy()), "pyarrow", {}, _list, ints.tolist()),
         ("pyarrow->pyarrow copy", table, pa.Table, {"copy": True}, _arrow_dict, expected_table),
         ("numpy->torch copy", matrix, "torch", {"copy": True}, rows, matrix.tolist()),
-        ("reader->polars", reader(), "polars", {}, _lazy_dict, expected_table),
+        ("reader->polars", reader(), "polars", {}, _polars_dict, expected_table),
         ("reader->pandas", reader(), "pandas", {}, _pandas_dict, expected_table),
     ]
 

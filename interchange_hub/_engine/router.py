@@ -303,7 +303,7 @@ class Router:
         compiled: Compiled | None = None,
     ) -> object:
         """Run ``plan`` (``compiled``: its steps, compiled by the caller to keep them)."""
-        if one_shot and plan.steps:
+        if one_shot:  # returned as it is too: the caller reads it, so the hub may not
             self._claim(obj)
 
         report_losses(plan.losses, plan.target, strict=False)

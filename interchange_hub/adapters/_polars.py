@@ -26,7 +26,7 @@ from interchange_hub._core.info import (
     Unroutable,
 )
 from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge, with_context
-from interchange_hub.errors import ConversionError
+from interchange_hub.errors import ConsumedSourceError, ConversionError
 from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -361,11 +361,54 @@ def _cast_wide_ints(pl: Any, value: Any) -> Any:
         ) from exc
 
 
+def _want(ctx: Context) -> Kind:
+    """The kind of polars object asked for: to="polars" reads a stream into a DataFrame,
+    as ``pl.from_arrow(reader)`` does; to=pl.LazyFrame keeps it lazy."""
+    info = ctx.info
+    if ctx.kind is not None:
+        return ctx.kind
+    return Kind.TABLE if info.kind == Kind.STREAM else info.kind
+
+
+def _lazy_once(value: Any, info: DataInfo) -> Any:
+    """A LazyFrame reading the one-shot stream ``value`` on its first collect; a second
+    collect raises (polars' own scan_arrow_c_stream would give an empty frame)."""
+    pl = _pl()
+    from polars.io.plugins import register_io_source
+
+    reader = arrowkit.pa_module().RecordBatchReader.from_stream(value)
+    schema = pl.from_arrow(reader.schema.empty_table()).schema
+    state = {"read": False}
+
+    def source(with_columns: Any, predicate: Any, n_rows: Any, batch_size: Any) -> Any:
+        if state["read"]:
+            raise ConsumedSourceError(
+                "this LazyFrame reads a one-shot stream and was already collected; collect "
+                "it once, or convert the stream with to='polars' for a DataFrame"
+            )
+        state["read"] = True
+        left = n_rows
+        for batch in reader:
+            frame = pl.from_arrow(batch)
+            if with_columns is not None:
+                frame = frame.select(with_columns)
+            if predicate is not None:
+                frame = frame.filter(predicate)
+            if left is not None:
+                frame = frame.head(left)
+                left -= frame.height
+            yield frame
+            if left is not None and left <= 0:
+                break
+
+    return register_io_source(source, schema=schema)
+
+
 def _import_estimate(ctx: Context) -> Estimate:
     info = ctx.info
     if info.kind == Kind.TENSOR:
         raise Unroutable("polars takes tensors through the Arrow bridge")
-    want = ctx.kind or info.kind
+    want = _want(ctx)
     names = [c.name for c in info.columns]
     if len(set(names)) < len(names):
         repeated = sorted({n for n in names if names.count(n) > 1})
@@ -403,7 +446,7 @@ def _import_estimate(ctx: Context) -> Estimate:
                 )
             )
     if want == Kind.STREAM and info.kind == Kind.STREAM:
-        why = "lazy scan of the stream: read on collect, so collect it once"
+        why = "a LazyFrame over the stream: read on its first collect (a second one raises)"
         return Estimate(info, (), tuple(losses), why=why)
     if info.kind == Kind.STREAM:
         why = "the stream is read into a DataFrame"
@@ -443,9 +486,8 @@ def _import_copy_reason(dtype: str) -> str:
 
 
 def _import(value: Any, ctx: Context) -> Any:
-    pl = _pl()
     info = ctx.info
-    want = ctx.kind or info.kind
+    want = _want(ctx)
     if info.kind == Kind.COLUMN:
         series = _series(value, info.columns[0].name if info.columns else "")
         if want == Kind.COLUMN:
@@ -453,7 +495,7 @@ def _import(value: Any, ctx: Context) -> Any:
         return series.to_frame().lazy() if want == Kind.STREAM else series.to_frame()
     if want == Kind.STREAM and info.kind == Kind.STREAM:
         if not any(_needs_rewrite(c.dtype) for c in info.columns):
-            return pl.scan_arrow_c_stream(value)  # reads the one-shot stream on collect
+            return _lazy_once(value, info)
         return _frame(value, info).lazy()  # types polars refuses are rewritten first
     frame = _frame(value, info)
     if want == Kind.COLUMN:
@@ -468,7 +510,7 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any] | None:
     """``pl.DataFrame`` itself for a plain table, ``pl.from_arrow`` for a plain column:
     what :func:`_import` ends in when no type needs rewriting and nothing is lazy."""
     info = ctx.info
-    want = ctx.kind or info.kind
+    want = _want(ctx)
     if (
         not info.known
         or not info.columns

@@ -117,10 +117,16 @@ def _arrow_c_schema(self: Exported) -> object:
         schema = getattr(self._obj, "schema", None)  # a reader knows it without being read
         if schema is not None and has_dunder(schema, "__arrow_c_schema__"):
             return schema.__arrow_c_schema__()
-    data = _materialise(self, self._value(ARROW))
+    value = self._value(ARROW)
+    data = _materialise(self, value)
     pa = arrowkit.pa_module()
     if isinstance(data, pa.ChunkedArray):
-        return pa.field("", data.type).__arrow_c_schema__()
+        # The name the stream carries: the library's own stream names the column (a
+        # polars Series), a pyarrow ChunkedArray's stream does not.
+        columns = self._plans[ARROW].result.columns
+        own = is_arrow_stream(value) and not isinstance(value, pa.ChunkedArray)
+        name = columns[0].name if own and len(columns) == 1 else ""
+        return pa.field(name, data.type).__arrow_c_schema__()
     return data.schema.__arrow_c_schema__()
 
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import nanoarrow as na
+import pandas as pd
+import polars as pl
 import pyarrow as pa
 import pytest
 
@@ -73,3 +77,36 @@ def test_stream_producer_drops_a_rejected_requested_schema() -> None:
 def test_registry_records_which_plugin_gave_each_adapter(hub: ih.Hub) -> None:
     records = {r.adapter.name: r.plugin for r in hub.registry.records()}
     assert records["polars"] == "interchange_hub.adapters._polars"
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: pl.Series("v", [1, 2]),
+        lambda: pa.chunked_array([[1, 2]]),
+        lambda: pd.Series([1.0, 2.0], name="w"),
+    ],
+    ids=["polars", "pyarrow", "pandas"],
+)
+def test_an_exported_column_names_its_field_as_its_stream_does(make: Any) -> None:
+    exported = ih.export(make())
+    stream_name = na.ArrayStream(exported).schema.name
+    assert pa.field(exported).name == stream_name
+
+
+def test_a_failing_route_key_falls_back_to_the_slow_path() -> None:
+    from tests.fake_plugins import boxes
+
+    class Flaky(boxes.BoxAdapter):
+        calls = 0
+
+        def route_key(self, obj: Any) -> Any:
+            type(self).calls += 1
+            if type(self).calls > 2:  # kept the route, then fails: a plugin's bug
+                raise RuntimeError("key is broken")
+            return obj.table.schema
+
+    hub = ih.Hub(autoload=False, plugins=[Flaky()])
+    box = boxes.Box(pa.table({"a": [1, 2]}))
+    for _ in range(3):
+        assert hub.convert(box, to="polars").shape == (2, 1)  # no raw RuntimeError

@@ -57,7 +57,10 @@ class RouteCache:
     def remember_runs(self, call: CallKey, source: Adapter, obj: object, runs: Compiled) -> None:
         """Keep ``runs`` (the compiled steps) for objects with ``obj``'s route key (none:
         nothing is kept)."""
-        key = source.route_key(obj)
+        try:
+            key = source.route_key(obj)
+        except Exception:  # noqa: BLE001 - a plugin's broken key: plan every call instead
+            return
         if key is None:
             return
         with self._lock:

@@ -67,7 +67,10 @@ class Planner:
         except TypeError:  # an unhashable to= or device=: the slow path explains
             fast = None
         if fast is not None:
-            run = fast.runs.get(fast.source.route_key(obj))
+            try:
+                run = fast.runs.get(fast.source.route_key(obj))
+            except Exception:  # noqa: BLE001 - the slow path describes it, and says what failed
+                run = None
             if run is not None:
                 try:
                     return run(obj)

@@ -3,6 +3,7 @@ libraries, up to the documented type mapping, or the conversion warns."""
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import warnings
 from pathlib import Path
@@ -94,3 +95,33 @@ def test_every_rule_is_used_by_the_corpus(library: str) -> None:
     types = [str(c.type) for c in CORPUS.values()]
     for rule in typemap.RULES[library]:
         assert any(rule.apply(t) != t for t in types), f"{library}: {rule.pattern} never applies"
+
+
+def test_seconds_beyond_polars_milliseconds_become_null_with_a_warning(hub: ih.Hub) -> None:
+    table = pa.table(
+        {
+            "t": pa.array([2**62, 5, None], pa.timestamp("s")),
+            "d": pa.array([-(2**62), 1, 2], pa.duration("s")),
+        }
+    )
+    with pytest.warns(ih.LossyConversionWarning) as caught:
+        frame = hub.convert(table, to="polars")
+    told = sorted(str(w.message).split("column ")[1][:3] for w in caught)
+    assert told == ["'d'", "'t'"] and all("become null" in str(w.message) for w in caught)
+    assert frame["t"].to_list()[0] is None and frame["d"].to_list()[0] is None
+    assert frame["d"].to_list()[1:] == [dt.timedelta(seconds=1), dt.timedelta(seconds=2)]
+    with pytest.raises(ih.LossyConversionError, match="'d'"):
+        hub.convert(table, to="polars", strict=True)
+    fine = pa.table({"t": pa.array([5, 6], pa.timestamp("s", tz="UTC"))})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert hub.convert(fine, to="polars")["t"].dt.epoch("s").to_list() == [5, 6]
+
+
+def test_nan_beside_null_into_pandas_is_warned(hub: ih.Hub) -> None:
+    table = pa.table({"f": [float("nan"), None, 1.0], "g": [1.0, None, 2.0]})
+    with pytest.warns(ih.LossyConversionWarning, match="column 'f'.*NaN and null") as caught:
+        hub.convert(table, to="pandas")
+    assert not any("'g'" in str(w.message) for w in caught)  # nulls alone: pandas' NaN
+    with pytest.raises(ih.LossyConversionError):
+        hub.convert(table, to="pandas", strict=True)

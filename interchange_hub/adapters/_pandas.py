@@ -28,7 +28,9 @@ from interchange_hub._core.info import (
     Estimate,
     Flag,
     Kind,
+    Loss,
     Unroutable,
+    report_losses,
 )
 from interchange_hub.adapter import (
     ARROW,
@@ -484,6 +486,25 @@ def _arrow_backed(arrow_type: Any) -> Any:
     return None
 
 
+def _nan_beside_null(data: Any, strict: bool) -> None:
+    """Report float columns holding both NaN and nulls: pandas' float64 makes both NaN,
+    its missing value, so they can no longer be told apart."""
+    pa = arrowkit.pa_module()
+    named = (
+        zip(data.column_names, data.columns, strict=True)
+        if hasattr(data, "schema")
+        else [("", data)]
+    )
+    pc = require("pyarrow.compute")
+    losses = []
+    for name, col in named:
+        floats = col.null_count and pa.types.is_floating(col.type)
+        if floats and pc.any(pc.is_nan(col)).as_py():
+            why = "NaN and null both become NaN, pandas' missing value"
+            losses.append(Loss(name, f"{col.type} with NaN and nulls", "float64", why))
+    report_losses(losses, "pandas", strict)
+
+
 def _to_frame(table: Any, copy: bool | None) -> Any:
     pa = arrowkit.pa_module()
     needs_mask = [
@@ -524,6 +545,7 @@ def _import(value: Any, ctx: Context) -> Any:
     want = ctx.kind or (Kind.TABLE if info.kind == Kind.STREAM else info.kind)
     if info.kind == Kind.COLUMN:
         col = arrowkit.as_chunked(value)
+        _nan_beside_null(col, ctx.strict)
         name = info.columns[0].name if info.columns else ""
         if want == Kind.TABLE:
             return _to_frame(arrowkit.table_from_column(col, name), ctx.copy)
@@ -536,7 +558,9 @@ def _import(value: Any, ctx: Context) -> Any:
             series = series.copy(deep=True)  # to_pandas may hand out a read-only view
         series = series.rename(name or None)
         return series if ctx.copy else share_on_write(series)
-    frame = _to_frame(arrowkit.read_table(value), ctx.copy)
+    table = arrowkit.read_table(value)
+    _nan_beside_null(table, ctx.strict)
+    frame = _to_frame(table, ctx.copy)
     if want == Kind.COLUMN:
         frame = frame.iloc[:, 0]
     return frame if ctx.copy else share_on_write(frame)

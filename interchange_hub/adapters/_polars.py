@@ -24,6 +24,7 @@ from interchange_hub._core.info import (
     Kind,
     Loss,
     Unroutable,
+    report_losses,
 )
 from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge, with_context
 from interchange_hub.errors import ConsumedSourceError, ConversionError
@@ -478,7 +479,10 @@ def _import_copy_reason(dtype: str) -> str:
     if dtype.startswith("time32") or dtype in ("time64[us]",):
         return "polars stores times as nanoseconds (time64[ns]); values are rescaled"
     if dtype in ("timestamp[s]", "duration[s]") or dtype.startswith("timestamp[s,"):
-        return "polars has no second unit; values are rescaled to milliseconds"
+        return (
+            "polars has no second unit; values are rescaled to milliseconds (any beyond "
+            "their range become null, warned)"
+        )
     plain = dtype.replace("string_view", "").replace("binary_view", "")
     if "string" in plain or "binary" in plain:
         return "strings and binaries inside nested columns are rebuilt as views"
@@ -489,15 +493,15 @@ def _import(value: Any, ctx: Context) -> Any:
     info = ctx.info
     want = _want(ctx)
     if info.kind == Kind.COLUMN:
-        series = _series(value, info.columns[0].name if info.columns else "")
+        series = _series(value, info.columns[0].name if info.columns else "", ctx.strict)
         if want == Kind.COLUMN:
             return series
         return series.to_frame().lazy() if want == Kind.STREAM else series.to_frame()
     if want == Kind.STREAM and info.kind == Kind.STREAM:
         if not any(_needs_rewrite(c.dtype) for c in info.columns):
             return _lazy_once(value, info)
-        return _frame(value, info).lazy()  # types polars refuses are rewritten first
-    frame = _frame(value, info)
+        return _frame(value, info, ctx.strict).lazy()  # types polars refuses are rewritten
+    frame = _frame(value, info, ctx.strict)
     if want == Kind.COLUMN:
         return frame.to_series(0)
     lazy = want == Kind.STREAM or (
@@ -533,9 +537,11 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any] | None:
     return with_context(_import, ctx)
 
 
-def _for_polars(pa: Any, data: Any) -> Any:
-    """Arrow data polars can import: fixed offsets become UTC, and fixed-size lists at an
-    offset are rebuilt (polars fails on them: its validity length check ignores offsets)."""
+def _for_polars(pa: Any, data: Any, strict: bool = False) -> Any:
+    """Arrow data polars can import: fixed offsets become UTC, second-unit values polars'
+    milliseconds cannot hold become null (warned), and fixed-size lists at an offset are
+    rebuilt (polars fails on them: its validity length check ignores offsets)."""
+    data = _seconds_in_range(pa, data, strict)
     data = _fixed_offsets_to_utc(pa, data)
     data = _decode_dictionaries(pa, data)
     if hasattr(data, "schema"):
@@ -585,6 +591,47 @@ def _rebuilt(pa: Any, col: Any) -> Any:
     return pa.concat_arrays(chunks) if chunks else col
 
 
+#: The largest second polars' milliseconds hold (it rescales s to ms, and wraps beyond).
+_MAX_SECONDS = (2**63 - 1) // 1000
+
+
+def _seconds_in_range(pa: Any, data: Any, strict: bool) -> Any:
+    """``data`` with second-unit timestamps and durations beyond polars' millisecond
+    range nulled, each such column reported as lossy (polars would wrap them)."""
+    pc = require("pyarrow.compute")
+    named = (
+        list(zip(data.column_names, data.columns, strict=True))
+        if hasattr(data, "schema")
+        else [("", data)]
+    )
+    losses, fixed = [], {}
+    for name, col in named:
+        typ = col.type
+        if not (pa.types.is_timestamp(typ) or pa.types.is_duration(typ)) or typ.unit != "s":
+            continue
+        raw = col.cast(pa.int64())  # the stored seconds
+        outside = pc.or_(pc.greater(raw, _MAX_SECONDS), pc.less(raw, -_MAX_SECONDS))
+        count = pc.sum(outside).as_py() or 0
+        if count:
+            losses.append(
+                Loss(
+                    name,
+                    str(typ),
+                    "polars milliseconds",
+                    f"{count} value(s) beyond ±{_MAX_SECONDS} s, which polars' milliseconds "
+                    "cannot hold, become null",
+                )
+            )
+            fixed[name] = pc.if_else(outside, pa.scalar(None, typ), col)
+    report_losses(losses, "polars", strict)
+    if not fixed:
+        return data
+    if not hasattr(data, "schema"):
+        return fixed[""]
+    cols = [fixed.get(n, c) for n, c in named]
+    return pa.table(cols, schema=data.schema)
+
+
 def _fixed_offsets_to_utc(pa: Any, data: Any) -> Any:
     """Cast timestamp columns with a fixed offset zone (+05:30), which polars refuses, to UTC."""
     fields = data.schema if hasattr(data, "schema") else [pa.field("", data.type)]
@@ -603,10 +650,10 @@ def _fixed_offset(pa: Any, typ: Any) -> bool:
     return bool(pa.types.is_timestamp(typ) and typ.tz and typ.tz[0] in "+-")
 
 
-def _series(value: Any, name: str) -> Any:
+def _series(value: Any, name: str, strict: bool = False) -> Any:
     pl = _pl()
     if installed("pyarrow"):
-        col = _for_polars(arrowkit.pa_module(), arrowkit.read_column(value))
+        col = _for_polars(arrowkit.pa_module(), arrowkit.read_column(value), strict)
         series = pl.from_arrow(col, rechunk=False)
     else:
         series = pl.Series(value)
@@ -617,16 +664,17 @@ def _needs_rewrite(dtype: str) -> bool:
     """Types polars refuses or misreads, which _for_polars rewrites first."""
     return (
         mentions_fixed_offset(dtype)
-        or dtype.startswith(("fixed_size_list", "date64"))
+        or dtype in ("timestamp[s]", "duration[s]")
+        or dtype.startswith(("fixed_size_list", "date64", "timestamp[s,"))
         or (dtype.startswith("dictionary<") and not is_string_dictionary(dtype))
     )
 
 
-def _frame(value: Any, info: DataInfo) -> Any:
+def _frame(value: Any, info: DataInfo, strict: bool = False) -> Any:
     pl = _pl()
     rewrite = any(_needs_rewrite(c.dtype) for c in info.columns)
     if (rewrite or any(c.chunks != 1 for c in info.columns)) and installed("pyarrow"):
-        table = _for_polars(arrowkit.pa_module(), arrowkit.read_table(value))
+        table = _for_polars(arrowkit.pa_module(), arrowkit.read_table(value), strict)
         return pl.from_arrow(table, rechunk=False)
     return pl.DataFrame(value)
 

@@ -125,3 +125,37 @@ def test_nan_beside_null_into_pandas_is_warned(hub: ih.Hub) -> None:
     assert not any("'g'" in str(w.message) for w in caught)  # nulls alone: pandas' NaN
     with pytest.raises(ih.LossyConversionError):
         hub.convert(table, to="pandas", strict=True)
+
+
+def test_numpy_datetimes_with_nat_into_torch_are_their_int64_ticks(hub: ih.Hub) -> None:
+    import numpy as np
+
+    arr = np.array(["2020-01-01", "NaT"], "datetime64[s]")
+    with pytest.warns(ih.LossyConversionWarning, match="-> int64: stored as int64 s"):
+        tensor = hub.convert(arr, to="torch", copy=False)  # the ticks are shared
+    assert str(tensor.dtype) == "torch.int64"  # what the warning says, not float64
+    assert tensor.tolist() == arr.view("int64").tolist() == [1577836800, -(2**63)]
+    assert hub.shared_bytes(tensor, arr) == arr.nbytes
+    with pytest.raises(ih.LossyConversionError):
+        hub.convert(arr, to="torch", strict=True)
+
+
+@pytest.mark.parametrize(
+    ("typ", "storage"),
+    [
+        (pa.opaque(pa.int64(), "t", "v"), pa.array([1, None])),
+        (pa.bool8(), pa.array([1, None], pa.int8())),
+        (pa.uuid(), pa.array([b"a" * 16, None], pa.binary(16))),
+    ],
+    ids=["opaque<int64>", "bool8", "uuid"],
+)
+def test_extension_types_with_nulls_keep_their_type_through_pandas(
+    hub: ih.Hub, typ: pa.DataType, storage: pa.Array
+) -> None:
+    table = pa.table({"e": pa.ExtensionArray.from_storage(typ, storage), "x": [1.0, 2.0]})
+    frame = hub.convert(table, to="pandas")  # not float64
+    assert hub.plan(table, to="pandas").zero_copy
+    back = hub.convert(frame, to="pyarrow")
+    assert back.schema.field("e").type == typ and back.column("e").equals(table.column("e"))
+    series = hub.convert(table.column("e"), to="pandas")
+    assert hub.convert(series, to="pyarrow").type == typ

@@ -490,8 +490,11 @@ def column_to_ndarray(col: Any, dlpack_only: bool) -> Any:
     if isinstance(typ, pa.FixedShapeTensorType):
         return col.to_numpy_ndarray()
     if pa.types.is_timestamp(typ) or pa.types.is_duration(typ):
-        if dlpack_only:
-            return col.view(pa.int64()).to_numpy(zero_copy_only=False)
+        if dlpack_only:  # int64 ticks, as planned; a null (numpy's NaT) is its int64 minimum
+            ticks = col.view(pa.int64())
+            if ticks.null_count:
+                ticks = ticks.fill_null(-(2**63))
+            return ticks.to_numpy(zero_copy_only=False)
         if pa.types.is_timestamp(typ) and typ.tz is not None:
             col = col.cast(pa.timestamp(typ.unit))
     if pa.types.is_integer(typ) and col.null_count:

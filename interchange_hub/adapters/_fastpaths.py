@@ -11,6 +11,7 @@ numeric CPU data; everything else takes the protocol routes.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub._bridge.cow import share_on_write
@@ -24,6 +25,7 @@ from interchange_hub._core.info import (
     Estimate,
     Flag,
     Kind,
+    Loss,
     RouteChanged,
     Unroutable,
 )
@@ -52,13 +54,33 @@ def _plain(ctx: Context) -> None:
 
 
 def _from_numpy_estimate(ctx: Context) -> Estimate:
+    dtype = ctx.info.columns[0].dtype if ctx.info.columns else ""
+    if dtype.startswith(("timestamp[", "duration[")) and "," not in dtype:
+        return _epoch_estimate(ctx, dtype)
     _plain(ctx)
     why = "torch.from_numpy shares the array's memory"
     return Estimate(ctx.info, why=why, shared_readonly=ctx.info.readonly)
 
 
+def _epoch_estimate(ctx: Context, dtype: str) -> Estimate:
+    """numpy datetime64/timedelta64 -> torch: its int64 ticks, shared (torch has no time
+    type); NaT is numpy's int64 minimum, and stays that value."""
+    info = ctx.info
+    if info.kind != Kind.TENSOR or not info.device.is_cpu or ctx.copy or info.layout == "negative":
+        raise Unroutable("CPU datetime64 arrays, without copy=True")
+    unit = dtype[dtype.index("[") + 1 : -1]
+    col = info.columns[0]
+    what = "since the epoch" if dtype.startswith("timestamp") else "of duration"
+    loss = Loss(col.name, dtype, "int64", f"stored as int64 {unit} {what}; NaT, if any, is -2**63")
+    out = info.but(columns=(replace(col, dtype="int64"),))
+    why = "torch.from_numpy shares the int64 ticks of the array"
+    return Estimate(out, (), (loss,), why, shared_readonly=info.readonly)
+
+
 def _from_numpy(value: Any, ctx: Context) -> Any:
     torch = require("torch")
+    if value.dtype.kind in "mM":  # datetime64/timedelta64: the int64 ticks
+        value = value.view("int64")
     if not value.flags.writeable:  # made read-only by an earlier step (Arrow memory):
         return torch.from_dlpack(value)  # shared like from_numpy, without its warning
     return torch.from_numpy(value)

@@ -399,7 +399,7 @@ def _export_bind(ctx: Context) -> Callable[[Any], Any]:
 # Arrow types that pandas keeps as ArrowDtype (shared buffers): see _arrow_backed.
 _ARROW_BACKED = re.compile(
     r"^(decimal|date|time(32|64)|list<|large_list<|fixed_size_list<|struct<|map<"
-    r"|binary|large_binary|fixed_size_binary|binary_view)"
+    r"|binary|large_binary|fixed_size_binary|binary_view|extension<)"
 )
 
 
@@ -512,12 +512,19 @@ def _to_frame(table: Any, copy: bool | None) -> Any:
         for i, col in enumerate(table.columns)
         if col.null_count and (pa.types.is_integer(col.type) or pa.types.is_boolean(col.type))
     ]
-    plain = table.drop_columns([table.column_names[i] for i in needs_mask])
+    # Extension types (opaque, bool8, uuid, ...) are wrapped as they are, by pd.ArrowDtype
+    # (to_pandas with a types_mapper fails on them, or turns their storage into floats).
+    extension = [i for i, col in enumerate(table.columns) if _is_extension(pa, col.type)]
+    apart = sorted({*needs_mask, *extension})
+    plain = table.drop_columns([table.column_names[i] for i in apart])
     # split_blocks shares Arrow's buffers (read-only); copy=True wants writable arrays.
     frame = plain.to_pandas(split_blocks=not copy, types_mapper=_arrow_backed)
-    for i in needs_mask:
-        series = table.column(i).to_pandas(types_mapper=_nullable_mapper)
-        frame.insert(i, table.column_names[i], series.array)
+    for i in apart:
+        if i in extension:
+            column = _pd().arrays.ArrowExtensionArray(table.column(i))
+        else:
+            column = table.column(i).to_pandas(types_mapper=_nullable_mapper).array
+        frame.insert(i, table.column_names[i], column)
     if copy:
         for i in range(frame.shape[1]):
             if _read_only(frame.iloc[:, i].array):  # e.g. categorical codes viewing Arrow
@@ -526,6 +533,12 @@ def _to_frame(table: Any, copy: bool | None) -> Any:
         if pa.types.is_dictionary(col.type):
             frame.isetitem(i, _typed_categories(frame.iloc[:, i], col.type))
     return frame
+
+
+def _is_extension(pa: Any, arrow_type: Any) -> bool:
+    return isinstance(arrow_type, pa.ExtensionType) and not isinstance(
+        arrow_type, pa.FixedShapeTensorType
+    )
 
 
 def _typed_categories(series: Any, arrow_type: Any) -> Any:
@@ -549,7 +562,11 @@ def _import(value: Any, ctx: Context) -> Any:
         name = info.columns[0].name if info.columns else ""
         if want == Kind.TABLE:
             return _to_frame(arrowkit.table_from_column(col, name), ctx.copy)
-        series = col.to_pandas(types_mapper=_nullable_mapper if col.null_count else _arrow_backed)
+        if _is_extension(arrowkit.pa_module(), col.type):
+            series = _pd().Series(_pd().arrays.ArrowExtensionArray(col), copy=False)
+        else:
+            mapper = _nullable_mapper if col.null_count else _arrow_backed
+            series = col.to_pandas(types_mapper=mapper)
         if not len(series) and is_string(str(col.type)) and series.dtype == object:
             series = series.astype("str")  # pandas gives an empty string column object dtype
         if col.null_count == 0 and arrowkit.pa_module().types.is_dictionary(col.type):

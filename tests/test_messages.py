@@ -103,8 +103,9 @@ def test_no_route_leads_with_the_cause_and_keeps_every_reason(hub: ih.Hub) -> No
     assert type(exc) is ih.NoRouteError
     message = str(exc)
     assert message.startswith("cannot convert pyarrow.Table to torch: ")
-    assert "(found a: string); cast the columns to one dtype first" in first_line(exc)
-    assert "column 'a' (string) cannot be stored in a tensor" in message
+    # torch takes tensors through DLPack: that step's reason leads, not numpy's (a detour).
+    assert "column 'a' (string) cannot be stored in a tensor" in first_line(exc)
+    assert "(found a: string); cast the columns to one dtype first" in message
     for internal in ("fastpath", "bridge", "(numpy)"):  # adapter names of the steps
         assert internal not in message
     assert "shares only numeric data" not in message  # a shortcut's reason is noise here
@@ -333,3 +334,10 @@ def test_every_message_is_short_and_from_the_tree(hub: ih.Hub, mistake: str) -> 
     exc = raised(kind, lambda: call(hub))
     assert isinstance(exc, ih.InterchangeError)
     assert "<" not in first_line(exc)  # no repr of an object (<module ...>, <object at ...>)
+
+
+def test_no_route_leads_with_the_target_s_own_step_not_a_detour(hub: ih.Hub) -> None:
+    table = pa.table({"i": pa.array([pa.MonthDayNano([1, 2, 3])], pa.month_day_nano_interval())})
+    exc = raised(ih.NoRouteError, lambda: hub.convert(table, to="numpy"))
+    assert "polars" not in first_line(exc)  # arrow -> polars is a detour for numpy
+    assert "share one numeric dtype" in first_line(exc)

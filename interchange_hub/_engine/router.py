@@ -90,10 +90,16 @@ class _Failure:
             return False
         return e.target == e.source or e.target not in PROTOCOL_NODES
 
-    def rank(self) -> tuple[bool, int, bool]:
-        """Most relevant first: the general route before optional steps, steps near the source
-        (about the data as given) before later ones, a reason that says what to do first."""
-        return (self.optional, self.depth, not self.fix and "; " not in self.why)
+    def rank(self, target: str) -> tuple[bool, bool, bool, int, bool]:
+        """Most relevant first: the general route before optional steps, the target's own
+        refusal (why that library cannot take the data), then steps into a protocol node
+        before detours through another library, steps near the source (about the data as
+        given) before later ones, and a reason that says what to do."""
+        e = self.edge
+        own = e is not None and e.target == target
+        detour = e is not None and e.target not in PROTOCOL_NODES and e.target != target
+        fixless = not self.fix and "; " not in self.why
+        return (self.optional, not own, detour, self.depth, fixless)
 
     def line(self) -> str:
         where = f"{self.edge.source} -> {self.edge.target}" if self.edge else "at the target"
@@ -417,7 +423,7 @@ def _no_route_message(
     """The most relevant reason first, then what to do; the other reasons of the general
     route below it, one a line (optional steps that do not apply are left to ``.reasons``)."""
     head = f"cannot convert {names[0]} to {names[1]}"
-    ranked = sorted(failures, key=_Failure.rank)  # stable: the search's order breaks ties
+    ranked = sorted(failures, key=lambda f: f.rank(req.target))  # stable: search order breaks ties
     if not ranked:
         return (
             f"{head}: no route from {start} ({info.kind.value}) to {req.target}; no adapter's "

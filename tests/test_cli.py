@@ -133,7 +133,7 @@ def test_explain_json_and_markdown(capsys: pytest.CaptureFixture[str]) -> None:
         "rows": 1000,
         "type": "pandas.DataFrame",
     }
-    assert data["plan"]["zero_copy"] and data["plan"]["steps"][0]["adapter"] == "pandas"
+    assert data["plan"]["zero_copy"] and data["plan"]["steps"][0]["protocol"] == "pl.from_pandas"
     assert data["result"]["type"] == "polars.dataframe.frame.DataFrame"
     assert data["result"]["shared_bytes"] == data["result"]["source_bytes"] == 16_000
     assert main(["explain", "numpy", "polars", "--rows", "10", "--format", "markdown"]) == 0

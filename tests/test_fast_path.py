@@ -13,6 +13,7 @@ from typing import Any
 
 import nanoarrow as na
 import numpy as np
+import pandas as pd
 import polars as pl
 import pyarrow as pa
 import pytest
@@ -324,3 +325,47 @@ def test_pandas_keys_leave_out_what_they_cannot_see_cheaply(hub: ih.Hub) -> None
     one, two = pd.DataFrame({"a": [1.0], "b": [2.0]}), pd.DataFrame({"a": [1.0], "b": [2]})
     assert adapter.route_key(one) != adapter.route_key(two)
     assert adapter.route_key(pd.Series([1.0], name="s")) != adapter.route_key(pd.Series([1.0]))
+
+
+def test_numeric_pandas_to_polars_is_one_from_pandas_call_sharing_memory(hub: ih.Hub) -> None:
+    frame = pd.DataFrame(
+        {
+            "a": np.arange(5),
+            "b": [1.0, np.nan, 3.0, 4.0, 5.0],
+            "c": np.arange(5, dtype=np.int32),
+            "u": np.arange(5, dtype=np.uint8),
+        }
+    )
+    plan = hub.plan(frame, to="polars")
+    assert [s.edge.protocol for s in plan.steps] == ["pl.from_pandas"] and plan.zero_copy
+    out = hub.convert(frame, to="polars")
+    assert out.equals(pl.from_pandas(frame))
+    assert out["b"].null_count() == 1  # pandas' NaN is its missing value, as the Arrow route
+    total = sum(b.size for b in hub.buffers(frame))
+    assert hub.shared_bytes(out, frame) == total
+    again = hub.convert(frame, to="polars")  # the bound run
+    assert again.equals(out)
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        pd.DataFrame({"a": [1, 2]}, index=[10, 20]),  # the index travels as a column
+        pd.DataFrame({"a": [1, 2], "s": ["x", "y"]}),
+        pd.DataFrame({"a": pd.array([1, None], dtype="Int64")}),
+        pd.DataFrame({"t": [True, False]}),
+    ],
+    ids=["index", "strings", "masked", "bool"],
+)
+def test_other_pandas_frames_take_the_arrow_route_to_polars(
+    hub: ih.Hub, frame: pd.DataFrame
+) -> None:
+    plan = hub.plan(frame, to="polars")
+    assert "pl.from_pandas" not in [s.edge.protocol for s in plan.steps]
+    assert hub.convert(frame, to="polars").height == 2
+
+
+def test_copy_true_pandas_to_polars_shares_nothing(hub: ih.Hub) -> None:
+    frame = pd.DataFrame({"a": np.arange(4.0)})
+    out = hub.convert(frame, to="polars", copy=True)
+    assert hub.shared_bytes(out, frame) == 0

@@ -263,8 +263,47 @@ def _numpy_to_pandas(value: Any, ctx: Context) -> Any:
     return _numpy_to_pandas_bind(ctx)(value)
 
 
+def _pandas_to_polars_estimate(ctx: Context) -> Estimate:
+    """pandas -> polars in one call, ``pl.from_pandas``, for frames of numeric numpy
+    columns and a default index: it shares the numpy buffers as the Arrow route does (NaN
+    becomes null there too, with a new validity bitmap), without building Arrow tables."""
+    info = ctx.info
+    if ctx.target != "polars" or ctx.kind not in (None, Kind.TABLE) or ctx.copy:
+        raise Unroutable("pandas frames to polars DataFrames, without copy=True")
+    if info.kind != Kind.TABLE or not info.columns:
+        raise Unroutable("pandas DataFrames only")
+    for col in info.columns:
+        if not is_numeric(col.dtype) or col.flags - _FROM_PANDAS_FLAGS:
+            raise Unroutable("numeric numpy columns and a default index only")
+    why = "pl.from_pandas shares the numeric numpy columns"
+    return Estimate(info, why=why)
+
+
+_FROM_PANDAS_FLAGS = frozenset({Flag.NAN_IS_NULL, Flag.ONE_BLOCK, Flag.SLICED})
+
+
+def _pandas_to_polars_bind(ctx: Context) -> Callable[[Any], Any]:
+    return require("polars").from_pandas  # type: ignore[no-any-return]
+
+
+def _pandas_to_polars(value: Any, ctx: Context) -> Any:
+    return _pandas_to_polars_bind(ctx)(value)
+
+
 @hookimpl
 def register_edges(register: Any) -> None:
+    register(
+        Edge(
+            "pandas",
+            "polars",
+            FASTPATH,
+            "pl.from_pandas",
+            _pandas_to_polars_estimate,
+            _pandas_to_polars,
+            ("pandas", "polars"),
+            bind=_pandas_to_polars_bind,
+        )
+    )
     register(
         Edge(
             "numpy",

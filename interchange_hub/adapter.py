@@ -41,6 +41,7 @@ from interchange_hub._core.info import (
     Loss,
     RouteChanged,
     Unroutable,
+    alignment_of,
     move_estimate,
     report_losses,
 )
@@ -79,6 +80,7 @@ __all__ = [
     "Loss",
     "RouteChanged",
     "Unroutable",
+    "alignment_of",
     "has_dunder",
     "installed",
     "is_arrow",

@@ -11,7 +11,7 @@ from typing import Any
 from interchange_hub._c.capsule import ARROW_ARRAY_STREAM, check_capsule
 from interchange_hub._core.deps import require
 from interchange_hub._core.dtypes import hub_name
-from interchange_hub._core.info import NO_FLAGS, Column, DataInfo, Flag, Kind
+from interchange_hub._core.info import NO_FLAGS, Column, DataInfo, Flag, Kind, alignment_of
 from interchange_hub._core.protocols import is_arrow_array, is_arrow_stream
 from interchange_hub.adapter import Buffer
 
@@ -53,7 +53,25 @@ def describe_table(table: Any) -> DataInfo:
 
 def describe_column(arr: Any, name: str = "") -> DataInfo:
     """Describe a pyarrow Array or ChunkedArray (a struct array counts as a column)."""
-    return DataInfo(Kind.COLUMN, (_column(name, arr),), rows=len(arr))
+    return DataInfo(Kind.COLUMN, (_column(name, arr),), rows=len(arr), alignment=_alignment(arr))
+
+
+def _alignment(arr: Any) -> int:
+    """``DataInfo.alignment`` of a one-chunk integer or float column: where its values
+    start (the buffer's address plus the offset); 0 for anything else."""
+    chunk = arr
+    if hasattr(arr, "chunks"):
+        if arr.num_chunks != 1:
+            return 0
+        chunk = arr.chunk(0)
+    pa = pa_module()
+    typ = chunk.type
+    if not len(chunk) or not (pa.types.is_integer(typ) or pa.types.is_floating(typ)):
+        return 0
+    values = chunk.buffers()[1]
+    if values is None:
+        return 0
+    return alignment_of(values.address + chunk.offset * (typ.bit_width // 8))
 
 
 def route_key(obj: Any) -> Any:

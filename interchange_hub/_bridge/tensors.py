@@ -34,6 +34,7 @@ from interchange_hub._core.info import (
     Kind,
     Loss,
     Unroutable,
+    alignment_of,
     report_losses,
 )
 from interchange_hub.adapter import Buffer, Context
@@ -93,6 +94,7 @@ def describe_ndarray(arr: Any, device: Device = CPU) -> DataInfo:
         layout=layout_of(arr),
         device=device,
         readonly=not arr.flags.writeable,
+        alignment=alignment_of(arr.ctypes.data) if arr.size and device.is_cpu else 0,
     )
 
 

@@ -39,6 +39,15 @@ class Flag(enum.StrEnum):
 
 NO_FLAGS: frozenset[Flag] = frozenset()  # a shared empty set, for the hot paths
 
+ALIGNMENT = 64  # bytes: the most DataInfo.alignment reports (XLA's CPU buffers need 64)
+
+
+def alignment_of(address: int) -> int:
+    """The largest power of two up to :data:`ALIGNMENT` dividing ``address`` (for
+    ``DataInfo.alignment``; an address of 0, empty data, counts as aligned)."""
+    low = address & -address if address else ALIGNMENT
+    return min(low, ALIGNMENT)
+
 
 class Kind(enum.StrEnum):
     """The shape of the data, which decides the kind of the result."""
@@ -79,6 +88,10 @@ class DataInfo:
     device: Device = CPU
     readonly: bool = False
     known: bool = True  # False: a stream whose schema shows only once it is read
+    # A tensor's or a one-chunk column's data address: the largest power of two up to
+    # ALIGNMENT that divides it (64: aligned, as XLA/JAX needs to share memory); 0 where
+    # nobody measured it (tables, streams, data a step has just made).
+    alignment: int = 0
 
     @property
     def nbytes(self) -> int:

@@ -27,6 +27,7 @@ from interchange_hub._core.info import (
     Flag,
     Kind,
     Unroutable,
+    alignment_of,
     move_estimate,
 )
 from interchange_hub.adapter import ARROW_DEVICE, DLPACK, Adapter, Buffer, Context, Edge
@@ -98,6 +99,7 @@ class TorchAdapter(Adapter):
         elif obj.is_conj() or obj.is_neg():
             flags = frozenset({Flag.LAZY_BIT})
         col = Column("", _dtype_name(obj.dtype), obj.numel() * obj.element_size(), 0, flags=flags)
+        dense = obj.layout == torch.strided and obj.numel()
         return DataInfo(
             Kind.TENSOR,
             (col,),
@@ -105,6 +107,7 @@ class TorchAdapter(Adapter):
             shape=tuple(obj.shape),
             layout=layout,
             device=_device(obj),
+            alignment=alignment_of(obj.data_ptr()) if dense else 0,
         )
 
     def route_key(self, obj: Any) -> Hashable | None:

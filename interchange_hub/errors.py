@@ -273,34 +273,34 @@ def _caller_outside_package() -> int:
 PLUGIN_TARGETS: dict[str, str] = {
     "duckdb": "interchange-hub-duckdb",
     "arro3": "interchange-hub-arro3",
+    "jax": "interchange-hub-jax",
+    "datasets": "interchange-hub-datasets",
+    "xarray": "interchange-hub-xarray",
 }
 
 # Well-known libraries no adapter covers yet: name or alias -> (its title, a way meanwhile).
 _TF = ("TensorFlow", "tf.convert_to_tensor(ih.convert(obj, to='numpy'))")
-_JAX = ("JAX", "jnp.asarray(ih.convert(obj, to='numpy'))")
-_XARRAY = ("xarray", "xr.DataArray(ih.convert(obj, to='numpy'))")
-_DATASETS = ("Hugging Face datasets", "Dataset.from_pandas(ih.convert(obj, to='pandas'))")
 _SPARK = ("PySpark", "spark.createDataFrame(ih.convert(obj, to='pandas'))")
 UNSUPPORTED_LIBRARIES: dict[str, tuple[str, str]] = {
     "tensorflow": _TF,
     "tf": _TF,
-    "jax": _JAX,
-    "jnp": _JAX,
     "dask": ("Dask", "dd.from_pandas(ih.convert(obj, to='pandas'), npartitions=1)"),
     "ray": ("Ray Data", "ray.data.from_arrow(ih.convert(obj, to='pyarrow'))"),
     "cudf": ("cuDF", "cudf.DataFrame.from_arrow(ih.convert(obj, to='pyarrow'))"),
     "modin": ("Modin", "mpd.DataFrame(ih.convert(obj, to='pandas'))"),
-    "xarray": _XARRAY,
-    "xr": _XARRAY,
-    "datasets": _DATASETS,
-    "huggingface": _DATASETS,
     "pyspark": _SPARK,
     "spark": _SPARK,
 }
 
 # Other names users give a target library: name -> the adapter's name (suggested only
 # where that adapter is registered).
-OTHER_NAMES: dict[str, str] = {"pytorch": "torch", "tensor": "torch", "ndarray": "numpy"}
+OTHER_NAMES: dict[str, str] = {
+    "pytorch": "torch",
+    "tensor": "torch",
+    "ndarray": "numpy",
+    "jnp": "jax",
+    "huggingface": "datasets",
+}
 
 FIRST_LINE = 300  # the most characters a message's first line should have
 _SAME_LINE = 200  # a line that ends in a list of targets stays shorter than this

@@ -178,13 +178,10 @@ def test_a_typo_suggests_the_name_and_lists_the_targets(hub: ih.Hub) -> None:
     [
         ("tf", "TensorFlow"),
         ("tensorflow", "TensorFlow"),
-        ("jax", "JAX"),
         ("dask", "Dask"),
         ("ray", "Ray Data"),
         ("cudf", "cuDF"),
         ("modin", "Modin"),
-        ("xarray", "xarray"),
-        ("datasets", "Hugging Face datasets"),
     ],
 )
 def test_a_famous_library_is_not_supported_yet_and_nothing_else_is_suggested(

@@ -1,0 +1,602 @@
+"""interchange_hub plugin for JAX: ``jax.Array`` as a source and a target, on the CPU.
+
+jax -> anything: a ``jax.Array`` is a DLPack producer, so torch, numpy and the Arrow
+bridge view its buffer without a copy. jax Arrays are immutable, so the hub treats that
+memory as read-only (numpy views of it are read-only; torch ignores the flag, and the hub
+warns with ``WriteThroughWarning``).
+
+anything -> jax (``to="jax"``, ``to=jax.Array``): tensors arrive through DLPack
+(``jax.dlpack.from_dlpack``), 1-D Arrow columns straight from their Arrow buffer
+(``Array.to_numpy`` + ``jax.device_put``). What JAX 0.10 does, measured:
+
+* it **shares memory only when the buffer starts at a multiple of 64 bytes** and copies
+  silently otherwise (``copy=False`` makes it raise). torch's and Arrow's allocators align
+  to 64 bytes, numpy's own allocations to 16. The hub's descriptions say how a buffer is
+  aligned (``DataInfo.alignment``, added by ``hub-alignment.patch``); where nothing says
+  so (a hub without that field, a source whose description does not measure it) the plan
+  counts a copy and the conversion makes one, so a plan never claims a view that JAX
+  would not make. A cached route checks each array's address and has the hub plan afresh
+  where it differs;
+* it asks the producer for the **unversioned DLPack capsule**, which cannot carry DLPack
+  1.0's read-only flag, and refuses versioned capsules; numpy therefore refuses to export
+  a read-only array to it (``BufferError``), which is what the hub's views of Arrow
+  memory are. Read-only row-major memory is taken with ``jax.device_put`` instead, which
+  shares it on the same 64-byte condition; read-only column-major memory is copied;
+* it imports only compact strides (C order, F order or another transposition);
+  other strided views are gathered into new memory first;
+* ``from_dlpack(copy=True)`` still shares a CPU buffer (jax 0.10.2), so copies are made
+  with ``jnp.array(..., copy=True)``;
+* with ``jax_enable_x64`` off (JAX's default) it **turns 64-bit data into 32-bit**
+  (int64 -> int32, uint64 -> uint32, float64 -> float32, complex128 -> complex64), a new
+  buffer where integers outside the 32-bit range wrap around. The plan reports it as a
+  loss (``LossyConversionWarning``; ``strict=True`` refuses) and a copy. With
+  ``jax.config.update("jax_enable_x64", True)`` 64-bit data is shared like any other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from interchange_hub import arrowkit
+from interchange_hub.adapter import (
+    ARROW,
+    CPU,
+    DLPACK,
+    Adapter,
+    Buffer,
+    Column,
+    Context,
+    Copy,
+    DataInfo,
+    Device,
+    DeviceType,
+    Edge,
+    Estimate,
+    Kind,
+    Loss,
+    RouteChanged,
+    Unroutable,
+    passthrough,
+    require,
+)
+from interchange_hub.errors import ConsumedSourceError, ConversionError
+from interchange_hub.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Hashable, Mapping, Sequence
+
+__all__ = [
+    "ALIGNMENT",
+    "HUB_REPORTS_ALIGNMENT",
+    "JaxAdapter",
+    "alignment",
+    "register_adapters",
+    "x64_enabled",
+]
+
+NAME = "jax"
+ALIGNMENT = 64  # bytes: XLA's CPU client views external memory only at this alignment
+
+# Where the hub describes a buffer's alignment (DataInfo.alignment: the largest power of
+# two up to 64 dividing the data's address, 0 where nobody measured it). An interchange_hub
+# without that field reports none, and every import into jax is planned as a copy.
+HUB_REPORTS_ALIGNMENT = "alignment" in getattr(DataInfo, "__dataclass_fields__", {})
+SHARDED = "jax:sharded"  # a jax Array spread over several devices
+
+_NEEDS = ("jax", "numpy")
+_ARROW_NEEDS = ("jax", "numpy", "pyarrow")
+
+#: The hub's dtype names JAX holds (jax.dlpack's supported dtypes).
+SUPPORTED = frozenset(
+    (
+        "bool",
+        *(f"{s}int{b}" for s in ("", "u") for b in (8, 16, 32, 64)),
+        "float16",
+        "bfloat16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    )
+)
+#: Arrow column types whose values buffer JAX can view (bool is bit-packed in Arrow).
+_ARROW_FIXED = frozenset(
+    (*(f"{s}int{b}" for s in ("", "u") for b in (8, 16, 32, 64)), "float16", "float32", "float64")
+)
+#: What a 64-bit dtype becomes with jax_enable_x64 off.
+NARROWED = {"int64": "int32", "uint64": "uint32", "float64": "float32", "complex128": "complex64"}
+
+# -- the reasons plans give -----------------------------------------------------------------
+_MISALIGNED = (
+    "jax views memory only at a 64-byte boundary, and this buffer is {align}-byte aligned "
+    "(numpy allocates at 16-byte boundaries; torch and Arrow at 64): jax copies it"
+)
+_NOT_REPORTED = (
+    "jax views memory only at a 64-byte boundary, and the buffer's alignment is not known "
+    + (
+        "(its source's description does not measure it)"
+        if HUB_REPORTS_ALIGNMENT
+        else "(this interchange_hub does not report alignment)"
+    )
+    + ": copied, so that the plan is right whatever the address"
+)
+_FRESH = (
+    "jax views memory only at a 64-byte boundary, and the alignment of the buffer the "
+    "previous step made is not known: counted as a copy"
+)
+_STRIDED = (
+    "jax imports only compact strides (row-major, column-major or another transposition): "
+    "the strided view is gathered into new memory"
+)
+_READONLY_F = (
+    "read-only memory in column-major order: jax asks for the unversioned DLPack capsule, "
+    "which cannot carry the read-only flag (numpy refuses to export it), and "
+    "jax.device_put shares row-major buffers only"
+)
+_COPY_TRUE = "copy=True: jax copies the data into new memory"
+_X64_LOST = (
+    "jax_enable_x64 is off: jax keeps 64-bit data in 32 bits (integers outside the 32-bit "
+    "range wrap around, floats lose precision); call jax.config.update('jax_enable_x64', "
+    "True) before converting to keep 64 bits"
+)
+_SHARED = "jax.dlpack.from_dlpack shares the producer's memory (64-byte aligned)"
+_SHARED_READONLY = (
+    "jax.device_put shares the producer's read-only memory (64-byte aligned, row-major)"
+)
+_SHARED_ARROW = "jax.device_put shares the Arrow values buffer (64-byte aligned, read-only)"
+_SOURCE_WRITES = "; writes to the source show in the jax Array"
+
+
+def _jax() -> Any:
+    return require("jax", "to make jax Arrays")
+
+
+def _np() -> Any:
+    return require("numpy", "to hand data to jax")
+
+
+@cache
+def _array_types() -> tuple[type, type]:
+    jax = _jax()
+    return jax.Array, jax.core.Tracer
+
+
+def x64_enabled() -> bool:
+    """Whether jax keeps 64-bit dtypes now (``jax_enable_x64``, or ``jax.enable_x64()``)."""
+    return bool(_jax().config.jax_enable_x64)
+
+
+def _dtype_name(dtype: Any) -> str:
+    name = str(dtype.name)
+    return "bool" if name == "bool_" else name
+
+
+def _device(arr: Any) -> Device:
+    code, index = arr.__dlpack_device__()
+    if int(code) == DeviceType.CPU:
+        return CPU
+    return Device.from_dlpack((int(code), int(index)))
+
+
+def _layout(arr: Any) -> str:
+    """The hub's layout of a jax Array's buffer: "C", "F" (column-major, 2-D and up) or
+    "strided" (another order of the dimensions; still compact)."""
+    ndim = arr.ndim
+    if ndim < 2:
+        return "C"
+    try:
+        order = tuple(arr.format.layout.major_to_minor)
+    except (AttributeError, TypeError, ValueError, RuntimeError):
+        return "C"  # no concrete layout to read: jax's default, row-major
+    if order == tuple(range(ndim)):
+        return "C"
+    if order == tuple(reversed(range(ndim))):
+        return "F"
+    return "strided"
+
+
+def alignment(info: DataInfo) -> int:
+    """What ``info`` says of its buffer's alignment: 64 (or more) aligned, 1 to 32
+    measured and not aligned, 0 not reported (an older hub, a table, new memory)."""
+    return int(getattr(info, "alignment", 0) or 0)
+
+
+class JaxAdapter(Adapter):
+    name = NAME
+    module = "jax"
+    requirement = "jax"
+    types = ("jax.Array",)
+    devices = ("cpu",)
+    readonly_note = (
+        "the result views the source's read-only memory; jax Arrays are immutable "
+        "(.at[].set() returns a new array), so nothing writes through it. Pass copy=True "
+        "for independent memory"
+    )
+
+    def owns(self, obj: object) -> bool:
+        return isinstance(obj, _array_types()[0])
+
+    def type_kinds(self) -> Mapping[type, Kind | None]:
+        return {_jax().Array: Kind.TENSOR}
+
+    def describe(self, obj: Any) -> DataInfo:
+        if isinstance(obj, _array_types()[1]):
+            raise ConversionError(
+                "this jax value is a tracer (inside jax.jit, grad or vmap): it has no data "
+                "to convert; convert the result outside the traced function, or use "
+                "jax.pure_callback"
+            )
+        if obj.is_deleted():
+            raise ConsumedSourceError(
+                "this jax Array was deleted (donated to a jit-compiled function, or "
+                ".delete() was called): its memory is gone; convert the array before "
+                "donating it"
+            )
+        flags: frozenset[str] = frozenset()
+        if len(obj.devices()) != 1:  # sharded: one buffer per device
+            flags = frozenset({SHARDED})
+            on_cpu = all(d.platform == "cpu" for d in obj.devices())
+            device = CPU if on_cpu else Device(DeviceType.EXT_DEV)
+        else:
+            device = _device(obj)
+        col = Column("", _dtype_name(obj.dtype), int(obj.nbytes), 0, flags=flags)
+        return DataInfo(
+            Kind.TENSOR,
+            (col,),
+            rows=obj.shape[0] if obj.ndim else 1,
+            shape=tuple(obj.shape),
+            layout=_layout(obj),
+            device=device,
+            readonly=True,  # jax Arrays are immutable
+        )
+
+    def route_key(self, obj: Any) -> Hashable | None:
+        if isinstance(obj, _array_types()[1]) or not obj.size or obj.is_deleted():
+            return None
+        if len(obj.devices()) != 1:
+            return None  # sharded: always planned
+        return (obj.dtype, obj.shape[1:], obj.ndim, _layout(obj), str(_device(obj)))
+
+    def buffers(self, obj: Any) -> list[Buffer]:
+        if isinstance(obj, _array_types()[1]) or obj.is_deleted() or not obj.size:
+            return []
+        if len(obj.devices()) != 1:
+            return []  # one buffer per device: no single range to show
+        return [Buffer(obj.unsafe_buffer_pointer(), int(obj.nbytes), str(_device(obj)))]
+
+    def edges(self) -> Sequence[Edge]:
+        return (
+            Edge(NAME, DLPACK, self.name, "__dlpack__", _export_estimate, passthrough, ("jax",)),
+            Edge(
+                DLPACK,
+                NAME,
+                self.name,
+                "jax.dlpack.from_dlpack",
+                _import_estimate,
+                _import,
+                _NEEDS,
+                bind=_import_bind,
+            ),
+            Edge(
+                ARROW,
+                NAME,
+                self.name,
+                "Array.to_numpy+jax.device_put",
+                _arrow_estimate,
+                _arrow_import,
+                _ARROW_NEEDS,
+                bind=_arrow_bind,
+            ),
+            Edge(NAME, NAME, self.name, "Array.astype", _cast_estimate, _cast, ("jax",)),
+        )
+
+
+# -- jax -> dlpack ---------------------------------------------------------------------------
+def _export_estimate(ctx: Context) -> Estimate:
+    info = ctx.info
+    (col,) = info.columns
+    if SHARDED in col.flags:
+        raise Unroutable(
+            "a jax Array sharded over several devices has no single buffer to export; "
+            "gather it first (jax.device_get, or jax.device_put onto one device)"
+        )
+    if col.dtype not in SUPPORTED:
+        raise Unroutable(f"DLPack cannot carry {col.dtype}")
+    return Estimate(
+        info, why="jax.Array is a DLPack producer (its own buffer; jax treats it as immutable)"
+    )
+
+
+# -- dlpack / arrow -> jax -------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class _Decision:
+    """What one import does, decided once per route (from the data and jax's settings)."""
+
+    share: bool  # the result views the input's buffer
+    reasons: tuple[str, ...]  # why it copies (empty when it shares)
+    cast: str | None  # the 32-bit dtype jax makes of a 64-bit one (jax_enable_x64 off)
+    lossy: bool  # the cast is a loss (dtype= did not ask for it)
+    x64: bool  # jax_enable_x64 when planned
+    recheck: bool  # copied only for a measured misalignment: an aligned object replans
+    empty: bool  # no bytes: nothing to share (jax allocates, even under copy=False)
+
+
+def _decide(ctx: Context, col: Column, readonly: bool, empty: bool) -> _Decision:
+    dtype, layout, align = col.dtype, ctx.info.layout, alignment(ctx.info)
+    x64 = x64_enabled()
+    cast = None if x64 else NARROWED.get(dtype)
+    reasons: list[str] = []
+    if cast is not None:
+        asked = f" (dtype={ctx.dtype!r})" if ctx.dtype == cast else ""
+        reasons.append(f"jax_enable_x64 is off: {dtype} is cast to {cast}{asked}, new memory")
+    if ctx.copy and not ctx.fresh:
+        reasons.append(_COPY_TRUE)
+    if layout in ("strided", "negative"):
+        reasons.append(_STRIDED)
+    elif readonly and layout == "F":
+        reasons.append(_READONLY_F)
+    recheck = False
+    if not reasons and not empty:  # a view is possible: it needs 64-byte alignment
+        if ctx.fresh:
+            reasons.append(_FRESH)
+        elif 0 < align < ALIGNMENT:
+            reasons.append(_MISALIGNED.format(align=align))
+            recheck = True
+        elif align == 0:
+            reasons.append(_NOT_REPORTED)
+    lossy = cast is not None and ctx.dtype != cast
+    return _Decision(not reasons, tuple(reasons), cast, lossy, x64, recheck, empty)
+
+
+def _estimate(
+    info: DataInfo, col: Column, decision: _Decision, out: DataInfo, why: str
+) -> Estimate:
+    nbytes = col.nbytes
+    if decision.cast is not None and nbytes > 0:
+        nbytes //= 2
+    dtype = decision.cast or col.dtype
+    out = out.but(columns=(Column("", dtype, nbytes, 0),), readonly=True)
+    losses: tuple[Loss, ...] = ()
+    if decision.lossy and decision.cast is not None:
+        losses = (Loss(col.name, col.dtype, decision.cast, _X64_LOST),)
+    if decision.share:
+        return Estimate(out, (), losses, why=why, shared_readonly=info.readonly)
+    reason = "; ".join(decision.reasons)
+    return Estimate(
+        out.but(layout="C"),
+        (Copy(col.name, col.nbytes, reason),),
+        losses,
+        why=reason,
+        copies_all=True,
+    )
+
+
+def _import_decision(ctx: Context) -> _Decision:
+    info = ctx.info
+    if info.kind != Kind.TENSOR:
+        raise Unroutable("only tensors travel through DLPack")
+    (col,) = info.columns
+    if col.dtype not in SUPPORTED:
+        raise Unroutable(f"jax cannot hold {col.dtype}; cast it first")
+    empty = info.nbytes == 0 or 0 in info.shape
+    return _decide(ctx, col, info.readonly, empty)
+
+
+def _import_estimate(ctx: Context) -> Estimate:
+    decision = _import_decision(ctx)
+    info = ctx.info
+    why = _SHARED_READONLY if info.readonly else _SHARED + _SOURCE_WRITES
+    return _estimate(info, info.columns[0], decision, info, why)
+
+
+def _import_bind(ctx: Context) -> Callable[[Any], Any]:
+    decision = _import_decision(ctx)
+    new = not ctx.fresh  # the input is the source's memory: a copy must not share it
+
+    def run(value: Any) -> Any:
+        _check_settings(decision)
+        if decision.empty:
+            return _copy(value, new=False)  # no bytes to share or to copy
+        if decision.share:
+            return _share(value)
+        if decision.recheck and _aligned_now(value):
+            raise RouteChanged("the buffer is 64-byte aligned, unlike the one planned for")
+        return _copy(value, new)
+
+    return run
+
+
+def _import(value: Any, ctx: Context) -> Any:
+    return _import_bind(ctx)(value)
+
+
+def _check_settings(decision: _Decision) -> None:
+    if x64_enabled() != decision.x64:
+        raise RouteChanged("jax_enable_x64 changed since the route was planned")
+
+
+def _address(value: Any) -> int | None:
+    """The address of a numpy array's or torch tensor's data, else None (unknown)."""
+    np = _np()
+    if isinstance(value, np.ndarray):
+        return int(value.ctypes.data) if value.size else None
+    data_ptr = getattr(value, "data_ptr", None)
+    if callable(data_ptr) and hasattr(value, "numel"):
+        return int(data_ptr()) if value.numel() else None
+    return None
+
+
+def _aligned_now(value: Any) -> bool:
+    address = _address(value)
+    return address is not None and address % ALIGNMENT == 0
+
+
+def _share(value: Any) -> Any:
+    """``value`` as a jax Array over the same memory; RouteChanged where jax would copy."""
+    jax, np = _jax(), _np()
+    if isinstance(value, jax.Array):
+        return value
+    address = _address(value)
+    if address is not None and address % ALIGNMENT:
+        raise RouteChanged("the buffer is not 64-byte aligned, unlike the one planned for")
+    if isinstance(value, np.ndarray) and not value.flags.writeable:
+        out = _device_put(value)
+    else:
+        try:
+            out = jax.dlpack.from_dlpack(value, copy=False)
+        except BufferError:
+            # A read-only producer refuses jax's unversioned capsule: read it as numpy
+            # (versioned, read-only) and take it with device_put (row-major only).
+            arr = np.from_dlpack(value)
+            if not arr.flags.c_contiguous:
+                raise RouteChanged("read-only memory that is not row-major") from None
+            out = _device_put(arr)
+        except ValueError as exc:  # jax's "is not aligned to 64 bytes" under copy=False
+            raise RouteChanged(str(exc)) from None
+    if address is not None and out.unsafe_buffer_pointer() != address:
+        raise RouteChanged("jax copied a buffer the route planned to share")
+    return out
+
+
+def _device_put(arr: Any) -> Any:
+    """A jax Array over ``arr`` (a row-major numpy array, read-only or not): device_put
+    shares 64-byte-aligned memory, as jax.dlpack.from_dlpack does."""
+    jax = _jax()
+    return jax.device_put(arr)
+
+
+def _copy(value: Any, new: bool) -> Any:
+    """``value`` as a jax Array; in new memory when ``new`` (else jax may keep the buffer
+    an earlier step made). jax casts 64-bit data to 32-bit when jax_enable_x64 is off."""
+    jax, np = _jax(), _np()
+    jnp = jax.numpy
+    if isinstance(value, jax.Array):
+        return jnp.array(value, copy=True)
+    if isinstance(value, np.ndarray):
+        if new or not value.flags.c_contiguous:
+            return jnp.array(value, copy=True)  # numpy reads any strides; row-major result
+        return _device_put(value)  # memory an earlier step made: jax may keep it
+    if _is_torch(value) and not value.is_contiguous() and not _transposed(value):
+        return jax.dlpack.from_dlpack(value.contiguous())  # torch made new memory
+    address = _address(value)
+    try:
+        # Not copy=True: jax 0.10's from_dlpack(copy=True) still shares a CPU buffer.
+        out = jax.dlpack.from_dlpack(value)
+    except (BufferError, RuntimeError, ValueError, TypeError):
+        # A read-only producer, or strides jax does not import: numpy reads it.
+        return jnp.array(np.from_dlpack(value), copy=True)
+    if new and (address is None or out.unsafe_buffer_pointer() == address):
+        return jnp.array(out, copy=True)  # jax kept the source's buffer: copy it now
+    return out
+
+
+def _is_torch(value: Any) -> bool:
+    return hasattr(value, "contiguous") and hasattr(value, "is_contiguous")
+
+
+def _transposed(tensor: Any) -> bool:
+    """Whether a torch tensor is a compact transposition (jax imports those)."""
+    return bool(tensor.dim() == 2 and tensor.t().is_contiguous())
+
+
+# -- arrow -> jax: a 1-D column straight from its Arrow values buffer -------------------------
+def _arrow_decision(ctx: Context) -> tuple[_Decision, Column]:
+    info = ctx.info
+    if info.kind != Kind.COLUMN or len(info.columns) != 1:
+        raise Unroutable(
+            "jax takes Arrow columns directly; a table goes through the Arrow -> DLPack "
+            "bridge as one 2-D tensor"
+        )
+    (col,) = info.columns
+    if col.dtype not in _ARROW_FIXED:
+        raise Unroutable(f"{col.dtype} columns go through the Arrow -> DLPack bridge")
+    if col.nulls != 0:
+        raise Unroutable(
+            "a column with nulls (or whose nulls are unknown) goes through the Arrow -> "
+            "DLPack bridge, which fills them"
+        )
+    empty = info.rows == 0 or col.nbytes == 0
+    decision = _decide(ctx, col, True, empty)
+    if col.chunks > 1:
+        reason = f"{col.chunks} chunks are concatenated into one array"
+        reasons = (reason, *(r for r in decision.reasons if r != _NOT_REPORTED))
+        decision = replace(decision, share=False, reasons=reasons, recheck=False)
+    return decision, col
+
+
+def _arrow_estimate(ctx: Context) -> Estimate:
+    decision, col = _arrow_decision(ctx)
+    info = ctx.info
+    rows = max(info.rows, 0)
+    out = DataInfo(Kind.TENSOR, rows=rows, shape=(rows,), layout="C", readonly=True)
+    return _estimate(info.but(readonly=True), col, decision, out, _SHARED_ARROW)
+
+
+def _arrow_bind(ctx: Context) -> Callable[[Any], Any]:
+    decision, _ = _arrow_decision(ctx)
+    new = not ctx.fresh
+
+    def run(value: Any) -> Any:
+        _check_settings(decision)
+        data = arrowkit.read_column(value)
+        pa = arrowkit.pa_module()
+        fresh = False
+        if isinstance(data, pa.ChunkedArray):
+            if data.num_chunks == 1:
+                data = data.chunk(0)
+            else:
+                data, fresh = data.combine_chunks(), True  # new memory
+        view = data.to_numpy(zero_copy_only=True)  # read-only, over the values buffer
+        if decision.empty:
+            return _copy(view, new=False)
+        if decision.share:
+            return _share(view)
+        if decision.recheck and _aligned_now(view):
+            raise RouteChanged("the buffer is 64-byte aligned, unlike the one planned for")
+        return _copy(view, new and not fresh)
+
+    return run
+
+
+def _arrow_import(value: Any, ctx: Context) -> Any:
+    return _arrow_bind(ctx)(value)
+
+
+# -- dtype=: jax -> jax ----------------------------------------------------------------------
+def _cast_estimate(ctx: Context) -> Estimate:
+    info, want = ctx.info, ctx.dtype
+    if want is None or info.kind != Kind.TENSOR or not info.device.is_cpu:
+        raise Unroutable("casts jax Arrays, for dtype= only")
+    (col,) = info.columns
+    if col.dtype == want:
+        raise Unroutable(f"already {want}")
+    if want not in SUPPORTED or col.dtype not in SUPPORTED:
+        raise Unroutable(f"jax cannot cast {col.dtype} to {want}")
+    if want in NARROWED and not x64_enabled():
+        raise Unroutable(
+            f"jax holds no {want} with jax_enable_x64 off; call "
+            "jax.config.update('jax_enable_x64', True) first"
+        )
+    count = 1
+    for d in info.shape:
+        count *= d
+    itemsize = _np().dtype(want if want != "bfloat16" else "float16").itemsize
+    out = info.but(
+        columns=(Column("", want, count * itemsize, 0),),
+        layout="C",
+        readonly=True,
+    )
+    reason = f"cast {col.dtype} -> {want} (dtype={want!r}): Array.astype makes a new array"
+    return Estimate(out, (Copy("", info.nbytes, reason),), why=reason, copies_all=True)
+
+
+def _cast(value: Any, ctx: Context) -> Any:
+    jnp = _jax().numpy
+    return jnp.asarray(value).astype(ctx.dtype)
+
+
+@hookimpl
+def register_adapters(register: Callable[[Adapter], None]) -> None:
+    register(JaxAdapter())

@@ -1,0 +1,467 @@
+"""The jax plugin: jax.Array to and from torch, numpy and Arrow, every claim checked by
+address (``jax.Array.unsafe_buffer_pointer()`` against ``Tensor.data_ptr()`` and numpy's
+``ctypes.data``).
+
+Zero-copy into jax needs the hub to describe a buffer's alignment (``DataInfo.alignment``,
+``interchange_hub_jax.HUB_REPORTS_ALIGNMENT``); a hub without it plans every import as a
+copy, and the tests check that instead.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import subprocess
+import sys
+import warnings
+from typing import Any
+
+# Use only the plugins each test names, never those installed in the environment.
+os.environ.setdefault("INTERCHANGE_HUB_DISABLE_PLUGIN_AUTOLOAD", "1")
+
+import interchange_hub as ih
+import jax
+import jax.numpy as jnp
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pytest
+import torch
+from interchange_hub.adapter import RouteChanged
+from interchange_hub.testing import assert_conforms, check_conformance
+
+import interchange_hub_jax
+from interchange_hub_jax import HUB_REPORTS_ALIGNMENT
+
+ALIGNED_KNOWN = HUB_REPORTS_ALIGNMENT  # whether aligned imports are planned as views
+
+
+@pytest.fixture
+def hub() -> ih.Hub:
+    """The built-in adapters and this plugin, nothing from entry points."""
+    return ih.Hub(autoload=False, plugins=[*ih.builtin_plugins(), interchange_hub_jax])
+
+
+@pytest.fixture(autouse=True)
+def _x64_off() -> Any:
+    """jax's default (32-bit) for every test; tests that want 64 bits say so."""
+    with jax.enable_x64(False):
+        yield
+
+
+def ptr(arr: Any) -> int:
+    if isinstance(arr, jax.Array):
+        return int(arr.unsafe_buffer_pointer())
+    if isinstance(arr, torch.Tensor):
+        return int(arr.data_ptr())
+    return int(arr.ctypes.data)
+
+
+def buffer(n: int, dtype: Any, offset: int = 0) -> np.ndarray:
+    """A numpy array of ``n`` zeros-then-arange values starting ``offset`` bytes past a
+    64-byte boundary (numpy's own allocations are only 16-byte aligned)."""
+    dtype = np.dtype(dtype)
+    raw = np.zeros(n * dtype.itemsize + 192, np.uint8)
+    start = (-raw.ctypes.data) % 64 + offset
+    arr = raw[start : start + n * dtype.itemsize].view(dtype)
+    arr[...] = np.arange(n).astype(dtype)
+    assert ptr(arr) % 64 == offset % 64
+    return arr
+
+
+def checked(hub: ih.Hub, src: Any, to: Any = "jax", **options: Any) -> tuple[ih.Plan, Any]:
+    """Plan and convert; the plan's claim must hold by address: zero-copy shares every
+    source byte, a copy shares none."""
+    plan = hub.plan(src, to=to, **options)
+    result = hub.convert(src, to=to, **options)
+    total = sum(b.size for b in hub.buffers(src))
+    shared = hub.shared_bytes(src, result)
+    if plan.zero_copy:
+        assert shared >= total, f"zero-copy claimed, {shared} of {total} bytes shared\n{plan}"
+    elif total:
+        assert shared == 0, f"a copy claimed, {shared} of {total} bytes shared\n{plan}"
+    return plan, result
+
+
+def reasons(plan: ih.Plan) -> str:
+    return " | ".join(c.reason for s in plan.steps for c in s.copies)
+
+
+# -- declarations ---------------------------------------------------------------------------
+def test_registered_with_its_entry_point(hub: ih.Hub) -> None:
+    adapter = hub.registry.get("jax")
+    assert isinstance(adapter, interchange_hub_jax.JaxAdapter)
+    assert adapter.type_kinds() == {jax.Array: ih.Kind.TENSOR}
+    assert hub.convert(torch.arange(3.0), to=jax.Array).tolist() == [0.0, 1.0, 2.0]
+    assert isinstance(hub.convert(torch.arange(3.0), to=jax), jax.Array)  # the module
+    try:
+        dist = importlib.metadata.distribution("interchange-hub-jax")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("the plugin is not installed (pip install -e plugins/interchange-hub-jax)")
+    eps = [ep for ep in dist.entry_points if ep.group == "interchange_hub"]
+    assert [(ep.name, ep.value) for ep in eps] == [("jax", "interchange_hub_jax")]
+
+
+def test_conformance_with_x64() -> None:
+    """The kit's samples are 64-bit: with jax_enable_x64 jax keeps them."""
+    with jax.enable_x64(True):
+        assert_conforms(interchange_hub_jax, "jax")
+
+
+def test_conformance_without_x64_fails_only_where_the_kit_ignores_the_warning() -> None:
+    """With jax's default, float64 becomes float32: every such step warns (the kit's round
+    trips accept that), but the kit's stream checks compare values without looking at
+    warnings, so those two report the narrowing."""
+    report = check_conformance(interchange_hub_jax, "jax")
+    failed = {c.name for c in report.failures}
+    assert failed <= {"one-shot stream: values", "capsule producer: values"}, str(report)
+    assert any(c.name.endswith("round trip") and "warned" in c.detail for c in report.checks)
+
+
+def test_describe_and_buffers(hub: ih.Hub) -> None:
+    x = jnp.arange(12, dtype=jnp.float32).reshape(3, 4)
+    info = hub.describe(x)
+    assert (info.kind, info.shape, info.rows, info.layout) == (ih.Kind.TENSOR, (3, 4), 3, "C")
+    assert (info.columns[0].dtype, info.columns[0].nbytes, str(info.device)) == (
+        "float32",
+        48,
+        "cpu",
+    )
+    assert info.readonly  # jax Arrays are immutable
+    assert hub.buffers(x) == [ih.Buffer(ptr(x), 48, "cpu")]
+    assert ptr(x) % 64 == 0  # XLA's own buffers are aligned
+    assert hub.buffers(jnp.zeros((0, 3))) == []
+    # A column-major jax Array (imported from a transposed tensor) says so.
+    t = torch.arange(12.0).reshape(4, 3).T
+    f = jax.dlpack.from_dlpack(t)
+    assert hub.describe(f).layout == "F" and ptr(f) == ptr(t)
+
+
+def test_tracers_and_deleted_arrays_are_refused_in_the_error_tree(hub: ih.Hub) -> None:
+    def inside(x: Any) -> Any:
+        with pytest.raises(ih.ConversionError, match="tracer"):
+            hub.convert(x, to="numpy")
+        return x
+
+    jax.jit(inside)(jnp.arange(3.0))
+    gone = jnp.arange(3.0)
+    gone.delete()
+    with pytest.raises(ih.ConsumedSourceError, match="deleted"):
+        hub.convert(gone, to="torch")
+
+
+# -- jax -> everything ----------------------------------------------------------------------
+def test_jax_to_torch_is_zero_copy_and_warns_write_through(hub: ih.Hub) -> None:
+    x = jnp.arange(1000.0)
+    with pytest.warns(ih.WriteThroughWarning):
+        plan, t = checked(hub, x, "torch")
+    assert plan.zero_copy and ptr(t) == ptr(x) and t.dtype == torch.float32
+    assert "read-only" in " ".join(plan.notes)
+    copied = hub.convert(x, to="torch", copy=True)
+    assert ptr(copied) != ptr(x) and copied.tolist() == t.tolist()
+    bf = jnp.arange(8.0, dtype=jnp.bfloat16)
+    with pytest.warns(ih.WriteThroughWarning):
+        tb = hub.convert(bf, to="torch")
+    assert tb.dtype == torch.bfloat16 and ptr(tb) == ptr(bf)
+
+
+def test_jax_to_numpy_is_a_read_only_view(hub: ih.Hub) -> None:
+    x = jnp.arange(12, dtype=jnp.int32).reshape(3, 4)
+    plan, arr = checked(hub, x, "numpy")
+    assert plan.zero_copy and ptr(arr) == ptr(x) and not arr.flags.writeable
+    assert arr.tolist() == np.asarray(x).tolist()
+
+
+def test_jax_to_arrow_libraries(hub: ih.Hub) -> None:
+    x = jnp.arange(100, dtype=jnp.float32)
+    plan, col = checked(hub, x, "pyarrow")
+    assert plan.zero_copy and col.to_pylist() == np.arange(100.0).tolist()
+    assert col.buffers()[1].address == ptr(x)
+    series = hub.convert(x, to="polars")
+    assert series.to_list() == np.arange(100.0).tolist()
+    matrix = jnp.arange(6, dtype=jnp.int32).reshape(3, 2)
+    table = hub.convert(matrix, to="pyarrow")  # row-major: the bridge copies its columns
+    assert table.column_names == ["column_0", "column_1"]
+    assert table.to_pydict() == {"column_0": [0, 2, 4], "column_1": [1, 3, 5]}
+
+
+# -- torch -> jax ---------------------------------------------------------------------------
+def test_torch_to_jax(hub: ih.Hub) -> None:
+    t = torch.arange(1000.0)
+    assert ptr(t) % 64 == 0  # torch's allocator aligns to 64 bytes
+    plan, x = checked(hub, t)
+    assert x.dtype == jnp.float32 and x.tolist() == t.tolist()
+    if ALIGNED_KNOWN:
+        assert plan.zero_copy and ptr(x) == ptr(t)
+        t[0] = 42.0  # jax shares the buffer: the source's writes show
+        assert float(x[0]) == 42.0
+    else:
+        assert not plan.zero_copy and "alignment" in reasons(plan) and ptr(x) != ptr(t)
+        with pytest.raises(ih.CopyRequiredError, match="64-byte"):
+            hub.convert(t, to="jax", copy=False)
+    copied = hub.convert(t, to="jax", copy=True)  # jax's own copy=True shares (jax 0.10)
+    assert ptr(copied) != ptr(t) and copied.tolist() == t.tolist()
+
+
+def test_torch_offsets_and_layouts(hub: ih.Hub) -> None:
+    base = torch.arange(256.0).reshape(64, 4)
+    cases = {
+        "C": base,
+        "F (a transposition)": base.T,
+        "sliced at 16 bytes": base.reshape(-1)[4:],
+        "sliced at 64 bytes": base.reshape(-1)[16:],
+        "strided": base[::2],
+    }
+    for name, t in cases.items():
+        plan, x = checked(hub, t)
+        assert np.array_equal(np.asarray(x), t.numpy()), name
+        aligned = ptr(t) % 64 == 0
+        compact = t.is_contiguous() or t.T.is_contiguous()
+        assert plan.zero_copy == (ALIGNED_KNOWN and aligned and compact), (name, str(plan))
+        if not compact:
+            assert "strides" in reasons(plan)
+        elif ALIGNED_KNOWN and not aligned:
+            assert "16-byte aligned" in reasons(plan)
+        if plan.zero_copy:
+            assert ptr(x) == ptr(t)
+    if ALIGNED_KNOWN:
+        assert hub.describe(hub.convert(base.T, to="jax")).layout == "F"
+
+
+DTYPES = [
+    (torch.bool, "bool"),
+    (torch.int8, "int8"),
+    (torch.int16, "int16"),
+    (torch.int32, "int32"),
+    (torch.int64, "int32"),
+    (torch.uint8, "uint8"),
+    (torch.uint16, "uint16"),
+    (torch.uint32, "uint32"),
+    (torch.uint64, "uint32"),
+    (torch.float16, "float16"),
+    (torch.bfloat16, "bfloat16"),
+    (torch.float32, "float32"),
+    (torch.float64, "float32"),
+    (torch.complex64, "complex64"),
+    (torch.complex128, "complex64"),
+]
+
+
+@pytest.mark.parametrize(("dtype", "narrowed"), DTYPES, ids=[str(d) for d, _ in DTYPES])
+def test_dtypes_with_and_without_x64(hub: ih.Hub, dtype: Any, narrowed: str) -> None:
+    t = (torch.arange(64) % 2).to(dtype)
+    wide = str(dtype).removeprefix("torch.")
+    expected = np.asarray(t.to(torch.float32) if dtype == torch.bfloat16 else t)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        plan, x = checked(hub, t)
+    lossy = [str(w.message) for w in caught if issubclass(w.category, ih.LossyConversionWarning)]
+    assert str(x.dtype) == narrowed
+    assert np.array_equal(np.asarray(x, dtype=expected.dtype), expected)
+    if narrowed != wide:  # a 64-bit dtype without x64: a loss and a copy
+        assert len(lossy) == 1 and f"{wide} -> {narrowed}" in lossy[0]
+        assert "jax_enable_x64" in lossy[0] and not plan.zero_copy
+        with pytest.raises(ih.LossyConversionError, match="jax_enable_x64"):
+            hub.convert(t, to="jax", strict=True)
+        with pytest.raises(ih.CopyRequiredError, match="jax_enable_x64"):
+            hub.convert(t, to="jax", copy=False)
+    else:
+        assert not lossy and plan.zero_copy == ALIGNED_KNOWN
+    with jax.enable_x64(True):
+        plan, x = checked(hub, t, strict=True)
+        assert str(x.dtype) == wide and plan.zero_copy == ALIGNED_KNOWN
+
+
+def test_x64_off_wraps_integers_and_the_warning_names_the_column(hub: ih.Hub) -> None:
+    big = torch.tensor([1, 2**40, -3])
+    with pytest.warns(ih.LossyConversionWarning, match="int64 -> int32"):
+        x = hub.convert(big, to="jax")
+    assert x.tolist() == [1, 0, -3]  # what jax does to 2**40 without x64
+    with pytest.warns(ih.LossyConversionWarning, match="column 'v': int64 -> int32"):
+        hub.convert(pl.Series("v", [1, 2, 3]), to="jax")
+    with jax.enable_x64(True):
+        assert hub.convert(big, to="jax").tolist() == [1, 2**40, -3]
+
+
+def test_toggling_x64_replans_a_cached_route(hub: ih.Hub) -> None:
+    t = torch.arange(100)
+    with jax.enable_x64(True):
+        assert hub.convert(t, to="jax").dtype == jnp.int64
+        assert hub.convert(t, to="jax").dtype == jnp.int64  # the cached route
+    with pytest.warns(ih.LossyConversionWarning):
+        assert hub.convert(t, to="jax").dtype == jnp.int32
+
+
+def test_dtype_option(hub: ih.Hub) -> None:
+    t = torch.arange(10, dtype=torch.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ih.LossyConversionWarning)  # asked for: no warning
+        x = hub.convert(t, to="jax", dtype="float32")
+    assert x.dtype == jnp.float32
+    plan, h = checked(hub, jnp.arange(4.0), "jax", dtype="float16")
+    assert h.dtype == jnp.float16 and "cast float32 -> float16" in reasons(plan)
+
+
+# -- numpy -> jax: the 64-byte rule ---------------------------------------------------------
+@pytest.mark.parametrize("offset", [0, 16, 32, 48, 8])
+def test_numpy_alignment_decides(hub: ih.Hub, offset: int) -> None:
+    arr = buffer(256, np.float32, offset)
+    plan, x = checked(hub, arr)
+    assert x.tolist() == arr.tolist()
+    if ALIGNED_KNOWN and offset == 0:
+        assert plan.zero_copy and ptr(x) == ptr(arr)
+    else:
+        assert not plan.zero_copy and ptr(x) != ptr(arr)
+        assert "64-byte" in reasons(plan)
+        if ALIGNED_KNOWN:
+            assert f"{offset & -offset}-byte aligned" in reasons(plan)
+        with pytest.raises(ih.CopyRequiredError, match="64-byte"):
+            hub.convert(arr, to="jax", copy=False)
+
+
+def test_numpy_own_allocation_is_copied(hub: ih.Hub) -> None:
+    arr = np.arange(10_000.0, dtype=np.float32)
+    plan, x = checked(hub, arr)  # a copy unless numpy happened to give a 64-byte boundary
+    assert plan.zero_copy == (ALIGNED_KNOWN and ptr(arr) % 64 == 0)
+    assert (ptr(x) == ptr(arr)) == plan.zero_copy
+
+
+def test_the_cached_route_follows_each_arrays_alignment(hub: ih.Hub) -> None:
+    """Arrays of one type and shape share a cached route; alignment is not part of the
+    key, so the run checks it and has the hub plan the other case afresh."""
+    for offset in (0, 16, 0, 32, 16, 0):
+        arr = buffer(512, np.float32, offset)
+        plan, x = checked(hub, arr)
+        assert plan.zero_copy == (ALIGNED_KNOWN and offset == 0)
+        assert (ptr(x) == ptr(arr)) == plan.zero_copy, offset
+        assert x.tolist() == arr.tolist()
+
+
+def test_read_only_numpy(hub: ih.Hub) -> None:
+    arr = buffer(256, np.float32)
+    arr.setflags(write=False)
+    with pytest.raises(BufferError, match="readonly"):  # why the plugin uses device_put
+        jax.dlpack.from_dlpack(arr)
+    plan, x = checked(hub, arr)
+    assert plan.zero_copy == ALIGNED_KNOWN and x.tolist() == arr.tolist()
+    if ALIGNED_KNOWN:
+        assert "device_put" in plan.steps[-1].estimate.why and ptr(x) == ptr(arr)
+    block = buffer(256, np.float32).reshape(4, 64).T  # column-major, aligned
+    block.setflags(write=False)
+    plan, x = checked(hub, block)
+    assert not plan.zero_copy and "read-only memory in column-major" in reasons(plan)
+    assert np.array_equal(np.asarray(x), block)
+    writable = buffer(256, np.float32).reshape(4, 64).T
+    plan, x = checked(hub, writable)  # writable column-major memory: DLPack shares it
+    assert plan.zero_copy == ALIGNED_KNOWN and np.array_equal(np.asarray(x), writable)
+
+
+def test_strided_and_negative_numpy(hub: ih.Hub) -> None:
+    arr = buffer(256, np.float32)
+    for view in (arr[::2], arr[::-1], arr.reshape(16, 16)[:, :8]):
+        plan, x = checked(hub, view)
+        assert not plan.zero_copy and "strides" in reasons(plan)
+        assert np.array_equal(np.asarray(x), view)
+
+
+def test_empty_zero_d_and_masked(hub: ih.Hub) -> None:
+    for src in (torch.zeros(0), np.zeros((0, 3), np.float32), torch.zeros((3, 0)).T):
+        _, x = checked(hub, src)
+        assert x.shape == tuple(src.shape) and x.size == 0
+    with jax.enable_x64(True):
+        plan, x = checked(hub, torch.tensor(2.5, dtype=torch.float64))
+        assert x.shape == () and float(x) == 2.5 and plan.zero_copy == ALIGNED_KNOWN
+    masked = np.ma.masked_array(np.arange(4.0, dtype=np.float32), mask=[0, 1, 0, 0])
+    with pytest.warns(ih.LossyConversionWarning, match="mask"):
+        x = hub.convert(masked, to="jax")
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_a_3d_tensor(hub: ih.Hub) -> None:
+    cube = torch.arange(24.0).reshape(2, 3, 4)
+    plan, x = checked(hub, cube)
+    assert x.shape == (2, 3, 4) and plan.zero_copy == ALIGNED_KNOWN
+    back = hub.convert(x, to="numpy")
+    assert back.tolist() == cube.tolist()
+
+
+# -- Arrow -> jax ---------------------------------------------------------------------------
+def test_arrow_columns_go_straight_to_jax(hub: ih.Hub) -> None:
+    col = pa.array(list(range(1000)), pa.int32())  # pyarrow's allocator: 64-byte aligned
+    assert col.buffers()[1].address % 64 == 0
+    plan, x = checked(hub, col)
+    assert [s.edge.protocol for s in plan.steps][-1] == "Array.to_numpy+jax.device_put"
+    assert x.tolist() == list(range(1000))
+    if ALIGNED_KNOWN:
+        assert plan.zero_copy and ptr(x) == col.buffers()[1].address
+    sliced = col.slice(3)  # 12 bytes in: not aligned
+    plan, x = checked(hub, sliced)
+    assert not plan.zero_copy and "64-byte" in reasons(plan) and x.tolist() == sliced.to_pylist()
+    chunked = pa.chunked_array([col.slice(0, 500), col.slice(500)])
+    plan, x = checked(hub, chunked)
+    assert not plan.zero_copy and "2 chunks are concatenated" in reasons(plan)
+    assert x.tolist() == list(range(1000))
+
+
+def test_arrow_columns_with_nulls_and_other_types(hub: ih.Hub) -> None:
+    with pytest.warns(ih.LossyConversionWarning):  # nulls: the bridge fills them with NaN
+        x = hub.convert(pa.array([1, None, 3], pa.int32()), to="jax")
+    assert np.isnan(np.asarray(x)[1]) and x.dtype == jnp.float32
+    flags = hub.convert(pa.array([True, False, True]), to="jax")  # bit-packed: unpacked
+    assert flags.dtype == jnp.bool_ and flags.tolist() == [True, False, True]
+    with pytest.raises(ih.NoRouteError):
+        hub.convert(pa.array(["a", "b"]), to="jax")
+
+
+def test_polars_and_a_table(hub: ih.Hub) -> None:
+    series = pl.Series("x", np.arange(100, dtype=np.float32))
+    plan, x = checked(hub, series)  # polars' description does not measure alignment
+    assert x.tolist() == series.to_list()
+    assert not plan.zero_copy and "alignment is not known" in reasons(plan)
+    table = pa.table({"a": np.arange(4.0), "b": np.arange(4.0) * 2})
+    with pytest.warns(ih.LossyConversionWarning, match="float64 -> float32"):
+        m = hub.convert(table, to="jax")
+    assert m.shape == (4, 2) and m[:, 1].tolist() == [0.0, 2.0, 4.0, 6.0]
+    with pytest.warns(ih.LossyConversionWarning, match="float64 -> float32"):
+        cols = hub.convert(table, to="jax", as_dict=True)  # one 1-D array per column
+    assert sorted(cols) == ["a", "b"] and cols["b"].dtype == jnp.float32
+
+
+# -- internals the plans rely on -------------------------------------------------------------
+def test_share_refuses_what_jax_would_copy() -> None:
+    t = torch.arange(256.0)
+    assert ptr(interchange_hub_jax._share(t)) == ptr(t)
+    with pytest.raises(RouteChanged):
+        interchange_hub_jax._share(t[1:])  # 4 bytes in: jax would copy
+    arr = buffer(64, np.float32)
+    arr.setflags(write=False)
+    assert ptr(interchange_hub_jax._share(arr)) == ptr(arr)
+
+
+def test_a_sharded_array_is_refused_with_a_reason() -> None:
+    code = """
+import os
+os.environ["INTERCHANGE_HUB_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+import jax, jax.numpy as jnp, numpy as np
+import interchange_hub as ih, interchange_hub_jax
+hub = ih.Hub(autoload=False, plugins=[*ih.builtin_plugins(), interchange_hub_jax])
+mesh = jax.sharding.Mesh(np.array(jax.devices()), ("d",))
+spec = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("d"))
+x = jax.device_put(jnp.arange(8.0), spec)
+assert hub.buffers(x) == []
+try:
+    hub.convert(x, to="numpy")
+except ih.NoRouteError as exc:
+    print("refused:", exc)
+"""
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=2"}
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "refused:" in out.stdout and "sharded over several devices" in out.stdout

@@ -1,0 +1,123 @@
+"""interchange_hub plugin for xarray: ``DataArray`` and ``Dataset`` as sources and targets.
+
+As a source an xarray object takes one of two routes, chosen by the target:
+
+* **tensor libraries** (numpy, torch, cupy, jax, ...) get the values through DLPack:
+  ``DataArray.values`` is a numpy array, so this is zero-copy when numpy holds the data
+  (strided views too; the tensor library decides about negative strides). A Dataset goes
+  this way only when it has one data variable. Dims, coordinates, name and attrs stay
+  behind, as a pandas index stays behind in ``DataFrame.to_numpy()``.
+* **everything else** (table libraries) gets the *long table*: one row per element in C
+  order, the values (or each data variable) first, then each dimension's coordinate (or
+  its positions, for two dimensions or more) and each other coordinate. The values column
+  is shared where it is C-contiguous numbers or times; the label columns are broadcast to
+  every row, a copy the plan names column by column.
+
+As a target, ``to="xarray"`` makes a ``Dataset`` from a table (one variable per column,
+along dimension ``index``, or along the pandas index travelling with the data) and a
+``DataArray`` from a column (dimension ``index``) or a tensor (``dim_0``, ``dim_1``, ...,
+zero-copy over the tensor's memory through ``np.from_dlpack``); ``to=xr.DataArray`` and
+``to=xr.Dataset`` choose. The xarray -> xarray step turns one into the other
+(``to_dataset()``, ``ds[name]``, both zero-copy) and makes ``copy=True`` copies.
+
+Chunked (dask) variables are refused rather than computed, foreign duck arrays (pint,
+sparse, cupy) rather than converted, and a lazily opened variable is loaded, a copy.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from interchange_hub.adapter import ARROW, DLPACK, Adapter, Buffer, DataInfo, Edge, Kind
+from interchange_hub.hookspecs import hookimpl
+
+from interchange_hub_xarray import _describe, _export, _import
+from interchange_hub_xarray._describe import NAME
+from interchange_hub_xarray._export import TENSOR_LIBRARIES
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Hashable, Mapping, Sequence
+
+__all__ = ["NAME", "TENSOR_LIBRARIES", "XarrayAdapter", "register_adapters"]
+
+_NEEDS = ("xarray", "numpy")
+_NEEDS_ARROW = ("xarray", "numpy", "pyarrow")
+
+
+class XarrayAdapter(Adapter):
+    name = NAME
+    aliases = ("xr",)
+    module = "xarray"
+    requirement = "xarray"
+    types = ("xarray.DataArray", "xarray.Dataset")
+
+    def owns(self, obj: object) -> bool:
+        xr = _describe.xr_module()
+        return isinstance(obj, (xr.DataArray, xr.Dataset))
+
+    def type_kinds(self) -> Mapping[type, Kind | None]:
+        xr = _describe.xr_module()
+        return {xr.DataArray: Kind.TENSOR, xr.Dataset: Kind.TABLE}
+
+    def describe(self, obj: Any) -> DataInfo:
+        return _describe.describe(obj)
+
+    def route_key(self, obj: Any) -> Hashable | None:
+        return _describe.route_key(obj)
+
+    def buffers(self, obj: Any) -> list[Buffer]:
+        return [Buffer(address, size) for address, size in _describe.buffers_of(obj)]
+
+    def edges(self) -> Sequence[Edge]:
+        return (
+            Edge(
+                NAME,
+                DLPACK,
+                self.name,
+                "DataArray.values",
+                _export.tensor_estimate,
+                _export.to_tensor,
+                _NEEDS,
+            ),
+            Edge(
+                NAME,
+                ARROW,
+                self.name,
+                "long table (pa.array)",
+                _export.table_estimate,
+                _export.to_table,
+                _NEEDS_ARROW,
+            ),
+            Edge(
+                ARROW,
+                NAME,
+                self.name,
+                "xr.Dataset(Array.to_numpy)",
+                _import.arrow_estimate,
+                _import.from_arrow,
+                _NEEDS_ARROW,
+            ),
+            Edge(
+                DLPACK,
+                NAME,
+                self.name,
+                "xr.DataArray(np.from_dlpack)",
+                _import.dlpack_estimate,
+                _import.from_dlpack,
+                _NEEDS,
+            ),
+            Edge(
+                NAME,
+                NAME,
+                self.name,
+                "to_dataset/ds[name]/copy",
+                _import.loop_estimate,
+                _import.loop,
+                _NEEDS,
+            ),
+        )
+
+
+@hookimpl
+def register_adapters(register: Callable[[Adapter], None]) -> None:
+    register(XarrayAdapter())

@@ -1,0 +1,329 @@
+"""xarray -> dlpack (the values) and xarray -> arrow (the long table).
+
+Which of the two a conversion takes is decided by its target: a tensor library takes the
+values, zero-copy when numpy holds them; anything else takes the long table. The hub's
+edges see only the name of the library a conversion ends in (``Context.target``), not
+what kind of data that library holds, hence the list of tensor libraries below; a
+``to=`` type (``to=torch.Tensor``) says its kind itself.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from interchange_hub import arrowkit
+from interchange_hub.adapter import (
+    Column,
+    Context,
+    Copy,
+    DataInfo,
+    Estimate,
+    Flag,
+    Kind,
+    Unroutable,
+    is_float,
+    is_integer,
+)
+
+from interchange_hub_xarray import _describe as d
+
+if TYPE_CHECKING:
+    from interchange_hub_xarray._describe import Entry, Layout
+
+# Libraries whose results are tensors (``to=`` names). Any other target takes the long
+# table; ``to=<type>`` is decided by the kind the type stands for.
+TENSOR_LIBRARIES = frozenset({"numpy", "torch", "cupy", "jax", "tensorflow", "mlx", "dlpack"})
+_NO_NUMPY_TENSOR = ("bfloat16", "float128")
+
+
+def tensor_target(ctx: Context) -> bool:
+    if ctx.kind is not None:
+        return ctx.kind == Kind.TENSOR
+    return ctx.target in TENSOR_LIBRARIES
+
+
+def _what(col: Column) -> str:
+    if d.DATAARRAY in col.flags:
+        return "the DataArray's data"
+    return f"{'coordinate' if Flag.INDEX in col.flags else 'variable'} {col.name!r}"
+
+
+def refuse_unreadable(col: Column) -> None:
+    """Raise :class:`Unroutable` for data only its own library can produce."""
+    if d.CHUNKED in col.flags:
+        raise Unroutable(
+            f"{_what(col)} is a chunked array (dask or another chunk manager), whose values "
+            "exist only once computed; call .compute() (or .load()) on it first"
+        )
+    for flag in col.flags:
+        if flag.startswith(d.FOREIGN):
+            raise Unroutable(
+                f"{_what(col)} is a {flag.removeprefix(d.FOREIGN)}, not a numpy array; "
+                "call .as_numpy() on it first (xarray converts it)"
+            )
+
+
+def between_xarray(ctx: Context) -> str:
+    """Why a step out of xarray does not apply to a conversion from xarray to xarray (the
+    xarray -> xarray step does it): that step's own reason where it cannot either."""
+    info = ctx.info
+    wants_dataarray = ctx.target_type is not None and ctx.target_type.__name__ == "DataArray"
+    if wants_dataarray and not d.is_dataarray(info) and len(info.data_columns) != 1:
+        return many_variables(info.data_columns, "DataArray")
+    return "xarray to xarray is the xarray -> xarray step (to_dataset, ds[name], copy)"
+
+
+# -- the values: xarray -> dlpack -----------------------------------------------------------
+def _itemsize(dtype: str) -> int:
+    if dtype == "bool":
+        return 1
+    return int("".join(ch for ch in dtype if ch.isdigit()) or 64) // 8
+
+
+def _dlpack_dtype(dtype: str) -> bool:
+    return (
+        is_integer(dtype) or is_float(dtype) or dtype == "bool" or dtype.startswith("complex")
+    ) and dtype not in _NO_NUMPY_TENSOR
+
+
+def many_variables(data: tuple[Column, ...], what: str = "tensor") -> str:
+    """Why a Dataset of several data variables (or none) is not one tensor or DataArray."""
+    if not data:
+        return f"the Dataset has no data variables, so no {what}"
+    names = ", ".join(repr(c.name) for c in data[:4]) + (", ..." if len(data) > 4 else "")
+    head = f"a Dataset of {len(data)} data variables ({names}) is not one {what}"
+    if what == "DataArray":
+        return f"{head}; select one (ds[{data[0].name!r}]), or stack them: ds.to_dataarray()"
+    return (
+        f"{head}; convert one of them (ds[{data[0].name!r}]), or pass as_dict=True for a "
+        "tensor per variable"
+    )
+
+
+def tensor_estimate(ctx: Context) -> Estimate:
+    info = ctx.info
+    if ctx.target == d.NAME:
+        raise Unroutable(between_xarray(ctx))
+    if not tensor_target(ctx):
+        raise Unroutable(
+            f"{ctx.target} is no tensor library: it takes the long table (xarray -> arrow), "
+            "not the bare values"
+        )
+    data = info.data_columns
+    if len(data) != 1:
+        raise Unroutable(many_variables(data))
+    col = data[0]
+    refuse_unreadable(col)
+    if any(f.startswith(d.EXTENSION) for f in col.flags):
+        raise Unroutable(
+            f"{_what(col)} is a pandas extension array ({col.dtype}), which no tensor holds; "
+            "convert it first (e.g. .astype(float): nulls become NaN)"
+        )
+    if not _dlpack_dtype(col.dtype):
+        raise Unroutable(
+            f"DLPack cannot carry {col.dtype} values; take .values for a numpy array, or "
+            "cast them first (e.g. .astype('int64'))"
+        )
+    nbytes = math.prod(info.shape) * _itemsize(col.dtype)
+    tensor = Column("", col.dtype, nbytes, 0)
+    rows = info.shape[0] if info.shape else 1
+    out = DataInfo(
+        Kind.TENSOR,
+        (tensor,),
+        rows=rows,
+        shape=info.shape,
+        layout=info.layout,
+        readonly=info.readonly,
+    )
+    if d.LAZY in col.flags:
+        # Loading may hand back memory xarray caches: not certainly new (copies_all False).
+        reason = f"{_what(col)} is not in memory: .values loads it from its backend"
+        fresh = out.but(layout="C", readonly=False)
+        return Estimate(fresh, (Copy("", nbytes, reason),), why=reason)
+    if d.PANDAS_INDEX in col.flags:
+        reason = f"{_what(col)} lives in a pandas Index: copied into a new numpy array"
+        fresh = out.but(layout="C", readonly=False)
+        return Estimate(fresh, (Copy("", nbytes, reason),), why=reason, copies_all=True)
+    why = "the values are a numpy array, a DLPack producer (dims, coords, name, attrs stay)"
+    return Estimate(out, why=why, shared_readonly=info.readonly)
+
+
+def to_tensor(value: Any, ctx: Context) -> Any:
+    var = d.sole_variable(value)
+    held = d.backing(var)
+    if held == "numpy":
+        return var._data
+    np = d.np_module()
+    if held == "index":
+        return np.array(var.values, copy=True)
+    return np.asarray(var.values)  # lazy: loaded
+
+
+# -- the long table: xarray -> arrow ---------------------------------------------------------
+def _arrow_dtype(col: Column) -> str:
+    """The Arrow type (hub name) the column becomes, or raise :class:`Unroutable`."""
+    dtype = col.dtype
+    for flag in col.flags:
+        if flag.startswith(d.ARROW):
+            return flag.removeprefix(d.ARROW)
+    for flag in col.flags:
+        if flag.startswith(d.EXTENSION):
+            arrow = flag.removeprefix(d.EXTENSION)
+            if arrow == "unknown":
+                raise Unroutable(f"pyarrow cannot take {_what(col)} (a pandas {dtype} array)")
+            return arrow
+        if flag.startswith(d.OBJECT):
+            return flag.removeprefix(d.OBJECT)
+    if is_integer(dtype) or is_float(dtype) or dtype == "bool":
+        if dtype in _NO_NUMPY_TENSOR:
+            raise Unroutable(f"Arrow has no {dtype} type ({_what(col)}); cast it to float64")
+        return dtype
+    if dtype.startswith(("timestamp[", "duration[")):
+        return dtype
+    if dtype == "numpy_datetime64[D]":
+        return "date32[day]"
+    if dtype == "numpy_str":
+        return "string"
+    if dtype == "numpy_bytes":
+        return "binary"
+    if dtype.startswith("complex"):
+        raise Unroutable(
+            f"Arrow has no complex type ({_what(col)}: {dtype}); split it into .real and "
+            ".imag first"
+        )
+    raise Unroutable(f"no Arrow type holds {dtype} ({_what(col)}); cast it first")
+
+
+def _table_copy(col: Column) -> str:
+    """Why the column is copied into the long table ("" when it is shared)."""
+    dtype, flags = col.dtype, col.flags
+    if d.LAZY in flags:
+        return "not in memory: loaded from its backend"
+    if any(f.startswith(d.EXTENSION) for f in flags):
+        return f"a pandas {dtype} array: pyarrow builds its Arrow array (data and mask)"
+    if d.POSITIONS in flags:
+        return "a dimension without coordinate: its positions are written for every row"
+    kept = next((f.removeprefix(d.ARROW) for f in flags if f.startswith(d.ARROW)), "")
+    if kept:
+        return f"made {kept} again: the Arrow type kept in the variable's encoding"
+    if d.SPREAD in flags:
+        return "broadcast or reordered over the table's dimensions: one row per element"
+    if d.PANDAS_INDEX in flags:
+        return "an index coordinate: its values are copied out of its pandas Index"
+    if d.RAVEL in flags:
+        return "not C-contiguous: raveled in C order (a Fortran-ordered or strided view)"
+    if dtype == "bool":
+        return "Arrow booleans are bit-packed; numpy uses a byte each"
+    if dtype in ("numpy_str", "numpy_bytes"):
+        return "numpy's fixed-width text becomes Arrow strings"
+    if dtype == "object":
+        return "Python objects are converted by pyarrow"
+    if dtype == "numpy_datetime64[D]":
+        return "datetime64[D] days become date32"
+    return ""
+
+
+def table_estimate(ctx: Context) -> Estimate:
+    info = ctx.info
+    if ctx.target == d.NAME:
+        raise Unroutable(between_xarray(ctx))
+    if tensor_target(ctx):
+        raise Unroutable(f"{ctx.target} takes the values (xarray -> dlpack), not the long table")
+    copies, columns = [], []
+    full = 0
+    for col in info.columns:
+        refuse_unreadable(col)
+        if d.CLASH in col.flags:
+            raise Unroutable(
+                f"the long table would have two columns named {col.name!r} (the values and "
+                "a coordinate); rename the DataArray first (da.rename('...'))"
+            )
+        arrow = _arrow_dtype(col)
+        reason = _table_copy(col)
+        nulls = max(col.nulls, 0)
+        if reason:
+            copies.append(Copy(col.name, col.nbytes, reason))
+            # A load may hand back memory xarray caches, and pyarrow may share a pandas
+            # extension array's data: not certainly new memory.
+            if d.LAZY not in col.flags and not any(f.startswith(d.EXTENSION) for f in col.flags):
+                full += 1
+        elif nulls:
+            # pyarrow shares the values and builds a validity bitmap for the NaT.
+            why = f"{nulls} NaT become nulls: a validity bitmap is built (the values stay shared)"
+            copies.append(Copy(col.name, info.rows // 8 + 1, why))
+        flags = frozenset({Flag.INDEX}) if Flag.INDEX in col.flags else frozenset()
+        columns.append(Column(col.name, arrow, col.nbytes, nulls, 1, flags))
+    out = DataInfo(info.kind, tuple(columns), rows=info.rows)
+    if info.kind == Kind.COLUMN:
+        why = "the values, raveled in C order, as one Arrow column"
+    else:
+        why = "the long table: one row per element, then dims and coords as columns"
+    return Estimate(out, tuple(copies), why=why, copies_all=bool(columns) and full == len(columns))
+
+
+def _flat(entry: Entry, lay: Layout) -> Any:
+    """The long table's column of ``entry`` as an Arrow array."""
+    pa, np = arrowkit.pa_module(), d.np_module()
+    if entry.var is None:
+        return pa.array(d.positions(entry, lay))
+    var = entry.var
+    held = d.backing(var)
+    vdims = tuple(var.dims)
+    if held == "extension":
+        arr = pa.array(var._data.array)
+        if vdims != lay.dims:  # 1-D: repeat it over the other dimensions
+            index = d.spread_view(np.arange(len(arr)), vdims, lay).ravel()
+            arr = arr.take(pa.array(index))
+        return arr
+    if held == "numpy":
+        values = var._data
+    elif held == "index":
+        values = np.array(var.values, copy=True)
+    else:
+        values = np.asarray(var.values)
+    flat = d.spread_view(values, vdims, lay).ravel()
+    kept = var.encoding.get(d.ARROW_TYPE)
+    if d.restorable(values, kept):
+        restored = _restore(pa, flat, kept)
+        if restored is not None:
+            return restored
+    if flat.dtype.kind == "O":
+        declared = _declared().get(d.object_type(values))
+        return pa.array(flat, type=declared() if declared else None, from_pandas=True)
+    return pa.array(flat)
+
+
+def _restore(pa: Any, flat: Any, kept: Any) -> Any:
+    """``flat`` as the Arrow type the way in kept, or None where its values no longer fit
+    it (then pyarrow infers the type)."""
+    try:
+        if flat.dtype.kind == "M":
+            return pa.array(flat).cast(kept)
+        return pa.array(flat, type=kept)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return None
+
+
+def _declared() -> dict[str, Any]:
+    pa = arrowkit.pa_module()
+    return {
+        "string": pa.string,
+        "binary": pa.binary,
+        "bool": pa.bool_,
+        "int64": pa.int64,
+        "float64": pa.float64,
+        "null": pa.null,
+    }
+
+
+def to_table(value: Any, ctx: Context) -> Any:
+    pa = arrowkit.pa_module()
+    lay = d.layout(value)
+    arrays = [_flat(e, lay) for e in lay.entries]
+    if ctx.info.kind == Kind.COLUMN:
+        return arrays[0]
+    names = [e.name for e in lay.entries]
+    if not arrays:
+        return pa.table({})
+    return pa.Table.from_arrays(arrays, names=names)

@@ -1,0 +1,542 @@
+"""The xarray plugin: values to tensors and long tables to table libraries, both ways,
+every zero-copy claim checked by buffer address."""
+
+from __future__ import annotations
+
+import decimal
+import importlib.metadata
+import json
+import os
+import subprocess
+import sys
+import warnings
+from typing import Any
+
+# Use only the plugins each test names, never those installed in the environment.
+os.environ.setdefault("INTERCHANGE_HUB_DISABLE_PLUGIN_AUTOLOAD", "1")
+
+import interchange_hub as ih
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute
+import pytest
+import torch
+import xarray as xr
+from interchange_hub.adapter import Kind
+from interchange_hub.errors import (
+    ConsumedSourceError,
+    CopyRequiredError,
+    LossyConversionError,
+    LossyConversionWarning,
+    NoRouteError,
+    WriteThroughWarning,
+)
+from interchange_hub.testing import assert_conforms
+
+import interchange_hub_xarray
+
+
+@pytest.fixture
+def hub() -> ih.Hub:
+    """The built-in adapters and this plugin, nothing from entry points."""
+    return ih.Hub(autoload=False, plugins=[*ih.builtin_plugins(), interchange_hub_xarray])
+
+
+def convert(hub: ih.Hub, src: Any, to: Any, **options: Any) -> tuple[Any, ih.Plan]:
+    """Convert; a zero-copy plan must leave every source byte inside the result, and a plan
+    that copies everything must share none."""
+    plan = hub.plan(src, to=to, **options)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", WriteThroughWarning)
+        result = hub.convert(src, to=to, **options)
+    total = sum(b.size for b in hub.buffers(src))
+    shared = hub.shared_bytes(src, result)
+    if plan.zero_copy:
+        assert shared >= total, f"zero-copy claimed, {shared} of {total} bytes shared\n{plan}"
+    return result, plan
+
+
+def grid() -> xr.DataArray:
+    """A 2-D DataArray with an index coordinate, a dimension without coordinate, a 2-D
+    coordinate and a scalar one."""
+    return xr.DataArray(
+        np.arange(12.0).reshape(3, 4),
+        dims=("time", "x"),
+        coords={
+            "time": [10, 20, 30],
+            "lat": (("time", "x"), np.linspace(0, 1, 12).reshape(3, 4)),
+            "run": 7,
+        },
+        name="temp",
+        attrs={"units": "K"},
+    )
+
+
+def no_shared_bytes(hub: ih.Hub, src: Any, result: Any) -> bool:
+    return hub.shared_bytes(src, result) == 0
+
+
+# -- registration ----------------------------------------------------------------------------
+def test_registered_and_declared(hub: ih.Hub) -> None:
+    adapter = hub.registry.get("xarray")
+    assert isinstance(adapter, interchange_hub_xarray.XarrayAdapter)
+    assert hub.registry.get("xr") is adapter
+    assert adapter.type_kinds() == {xr.DataArray: Kind.TENSOR, xr.Dataset: Kind.TABLE}
+    try:
+        dist = importlib.metadata.distribution("interchange-hub-xarray")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("the plugin is not installed (pip install -e plugins/interchange-hub-xarray)")
+    eps = [ep for ep in dist.entry_points if ep.group == "interchange_hub"]
+    assert [(ep.name, ep.value) for ep in eps] == [("xarray", "interchange_hub_xarray")]
+
+
+def test_conformance() -> None:
+    report = assert_conforms(interchange_hub_xarray, "xarray")
+    assert len(report.checks) > 150
+
+
+def test_the_default_hub_loads_it_from_its_entry_point() -> None:
+    """The issue's two calls, through ih.convert itself (in a process that autoloads)."""
+    try:
+        importlib.metadata.distribution("interchange-hub-xarray")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("the plugin is not installed")
+    code = (
+        "import json, numpy as np, polars as pl, xarray as xr, interchange_hub as ih\n"
+        "da = xr.DataArray(np.arange(6.0).reshape(2, 3), dims=('x', 'y'))\n"
+        "t = ih.convert(da, to='torch')\n"
+        "ds = ih.convert(pl.DataFrame({'a': [1, 2], 'b': [0.5, 1.5]}), to='xarray')\n"
+        "print(json.dumps([t.data_ptr() == da.values.ctypes.data, list(t.shape),\n"
+        "                  type(ds).__name__, sorted(ds.data_vars)]))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTERCHANGE_HUB_")}
+    env["INTERCHANGE_HUB_LOAD_PLUGINS"] = "xarray"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert json.loads(out.stdout) == [True, [2, 3], "Dataset", ["a", "b"]]
+
+
+# -- DataArray -> tensors: the values, zero-copy ---------------------------------------------
+def test_data_array_to_torch_is_zero_copy(hub: ih.Hub) -> None:
+    da = grid()
+    tensor, plan = convert(hub, da, "torch")
+    assert plan.zero_copy and "DLPack" in str(plan)
+    assert tensor.data_ptr() == da.values.ctypes.data  # by address
+    assert tensor.shape == (3, 4) and tensor.tolist() == da.values.tolist()
+    tensor[0, 0] = 99.0  # a view: writes reach the DataArray
+    assert da.values[0, 0] == 99.0
+    assert hub.convert(da, to=torch.Tensor).data_ptr() == da.values.ctypes.data
+    arr, plan = convert(hub, da, "numpy")
+    assert plan.zero_copy and arr.ctypes.data == da.values.ctypes.data
+
+
+def test_strided_and_transposed_values_stay_shared_negative_strides_copy(hub: ih.Hub) -> None:
+    da = grid()
+    for view in (da.T, da.isel(x=slice(None, None, 2))):
+        tensor, plan = convert(hub, view, "torch")
+        assert plan.zero_copy and tensor.tolist() == view.values.tolist()
+        assert hub.shared_bytes(view, tensor) > 0
+    flipped = da.isel(x=slice(None, None, -1))
+    tensor, plan = convert(hub, flipped, "torch")
+    assert not plan.zero_copy and "negative strides" in str(plan)
+    assert tensor.tolist() == flipped.values.tolist() and no_shared_bytes(hub, flipped, tensor)
+
+
+def test_copy_true_and_dtype_give_new_memory(hub: ih.Hub) -> None:
+    da = grid()
+    tensor = hub.convert(da, to="torch", copy=True)
+    assert no_shared_bytes(hub, da, tensor) and tensor.tolist() == da.values.tolist()
+    cast = hub.convert(da, to="torch", dtype="float32")
+    assert cast.dtype == torch.float32 and no_shared_bytes(hub, da, cast)
+
+
+def test_arrow_backed_values_warn_that_torch_writes_through(hub: ih.Hub) -> None:
+    da = hub.convert(pa.array(np.arange(5.0)), to="xarray")  # a read-only view of Arrow memory
+    with pytest.warns(WriteThroughWarning):
+        tensor = hub.convert(da, to="torch")
+    assert tensor.data_ptr() == da.values.ctypes.data
+
+
+def test_values_dlpack_cannot_carry_are_refused_with_the_fix(hub: ih.Hub) -> None:
+    times = xr.DataArray(np.array(["2024-01-01", "NaT"], "M8[ns]"), dims="t")
+    with pytest.raises(NoRouteError, match=r"DLPack cannot carry timestamp\[ns\].*\.values"):
+        hub.convert(times, to="torch")
+    with pytest.raises(NoRouteError, match="DLPack cannot carry numpy_str"):
+        hub.convert(xr.DataArray(np.array(["a", "b"]), dims="i"), to="numpy")
+
+
+# -- DataArray -> tables: the long table --------------------------------------------------------
+def test_data_array_to_polars_is_the_long_table(hub: ih.Hub) -> None:
+    da = grid()
+    frame, plan = convert(hub, da, "polars")
+    expected = da.to_dataframe().reset_index()
+    assert frame.columns == ["temp", "time", "x", "lat", "run"]
+    assert frame["temp"].to_list() == expected["temp"].tolist()
+    for name in ("time", "x", "lat", "run"):
+        assert frame[name].to_list() == expected[name].tolist(), name
+    text = str(plan)
+    assert "broadcast" in text and "positions are written" in text
+    # The values and the 2-D coordinate (same dims, C order) are shared; the rest is spread.
+    assert set(plan.copied_columns) == {"time", "x", "run"}
+    assert hub.shared_bytes(da, frame) == da.values.nbytes
+    lat = hub.convert(da, to="pyarrow").column("lat").chunk(0)
+    assert lat.buffers()[1].address == da.coords["lat"].values.ctypes.data
+
+
+def test_the_values_column_is_shared_in_every_table_library(hub: ih.Hub) -> None:
+    da = grid()
+    for lib in ("pyarrow", "pandas", "polars", "nanoarrow"):
+        result, _ = convert(hub, da, lib)
+        assert hub.shared_bytes(da, result) == da.values.nbytes, lib
+    table = hub.convert(da, to="pyarrow")
+    assert table.column("temp").chunk(0).buffers()[1].address == da.values.ctypes.data
+
+
+def test_copy_false_refuses_the_broadcast_coordinates(hub: ih.Hub) -> None:
+    with pytest.raises(CopyRequiredError, match="broadcast") as caught:
+        hub.convert(grid(), to="polars", copy=False)
+    assert {"time", "x", "run"} <= set(caught.value.columns)
+    bare = xr.DataArray(np.arange(4.0), dims="i", name="v")  # no labels: a column
+    series, plan = convert(hub, bare, "polars", copy=False)
+    assert isinstance(series, pl.Series) and series.name == "v" and plan.zero_copy
+
+
+def test_a_non_contiguous_data_array_is_copied_into_the_table(hub: ih.Hub) -> None:
+    da = grid().T  # values F-ordered
+    table, plan = convert(hub, da, "pyarrow")
+    assert "temp" in plan.copied_columns and "not C-contiguous" in str(plan)
+    assert no_shared_bytes(hub, da, table)  # the planned copy really copies
+    assert table.column("temp").to_pylist() == da.values.ravel().tolist()
+    assert table.column_names == ["temp", "x", "time", "lat", "run"]
+
+
+def test_table_targets_take_a_column_when_there_are_no_labels(hub: ih.Hub) -> None:
+    for da in (xr.DataArray(np.arange(3.0)), xr.DataArray(2.5)):  # 1-D and 0-d
+        arr, plan = convert(hub, da, "pyarrow")
+        assert plan.zero_copy and arr.to_pylist() == np.ravel(da.values).tolist()
+    arr = hub.convert(grid(), to=pa.Array)  # one column asked: the values
+    assert arr.to_pylist() == grid().values.ravel().tolist()
+
+
+def test_nat_becomes_null_with_a_new_bitmap_only(hub: ih.Hub) -> None:
+    values = np.array(["2024-01-01", "NaT", "2024-01-03"], "M8[ns]")
+    da = xr.DataArray(values, dims="t", name="when")
+    arr, plan = convert(hub, da, "pyarrow")
+    assert "NaT become nulls" in str(plan) and arr.null_count == 1
+    assert arr.buffers()[1].address == da.values.ctypes.data  # the values stay shared
+
+
+def test_labels_of_strings_and_names_that_clash(hub: ih.Hub) -> None:
+    da = xr.DataArray([1.0, 2.0], dims="c", coords={"c": ["a", "b"]})  # unnamed
+    table = hub.convert(da, to="pyarrow")
+    assert table.column_names == ["values", "c"] and table.column("c").to_pylist() == ["a", "b"]
+    clash = xr.DataArray([1, 2], dims="i", coords={"k": ("i", [3, 4])}, name="k")
+    with pytest.raises(NoRouteError, match=r"two columns named 'k'.*rename"):
+        hub.convert(clash, to="polars")
+    ds = xr.Dataset({"v": ("x", [1.0, 2.0])}, coords={"x": [10, 20]})
+    own = hub.convert(ds["x"], to="polars")  # the coordinate itself: no repeated column
+    assert isinstance(own, pl.Series) and own.to_list() == [10, 20]
+
+
+def test_a_stacked_dimension_travels_as_its_levels(hub: ih.Hub) -> None:
+    ds = xr.Dataset(
+        {"a": (("x", "y"), np.arange(6.0).reshape(2, 3))},
+        coords={"x": [1, 2], "y": ["p", "q", "r"]},
+    )
+    stacked = ds.stack(z=("x", "y"))
+    frame = hub.convert(stacked, to="polars")
+    assert frame.columns == ["a", "x", "y"]  # the MultiIndex of tuples stays behind
+    assert frame.rows() == [(0.0, 1, "p"), (1.0, 1, "q"), (2.0, 1, "r"),
+                            (3.0, 2, "p"), (4.0, 2, "q"), (5.0, 2, "r")]  # fmt: skip
+    series = hub.convert(grid(), to=pl.Series)  # one column asked: the values
+    assert series.name == "temp" and series.to_list() == grid().values.ravel().tolist()
+
+
+def test_complex_values_cannot_become_arrow(hub: ih.Hub) -> None:
+    da = xr.DataArray(np.arange(3) * 1j, dims="i")
+    with pytest.raises(NoRouteError, match=r"Arrow has no complex type.*\.real and \.imag"):
+        hub.convert(da, to="polars")
+    assert hub.convert(da, to="torch").dtype == torch.complex128
+
+
+# -- Dataset as a source -----------------------------------------------------------------------
+def test_a_dataset_of_columns_is_a_zero_copy_table(hub: ih.Hub) -> None:
+    ds = xr.Dataset({"a": ("index", np.arange(5.0)), "b": ("index", np.arange(5))})
+    for lib in ("polars", "pyarrow", "pandas"):
+        result, plan = convert(hub, ds, lib)
+        assert plan.zero_copy, lib
+        assert hub.shared_bytes(ds, result) == ds["a"].nbytes + ds["b"].nbytes
+    frame = hub.convert(ds, to="polars")
+    assert frame.columns == ["a", "b"] and frame["b"].to_list() == [0, 1, 2, 3, 4]
+
+
+def test_a_gridded_dataset_broadcasts_its_variables(hub: ih.Hub) -> None:
+    ds = xr.Dataset(
+        {
+            "t": (("x", "y"), np.ones((2, 3))),
+            "h": ("y", np.arange(3.0)),
+            "r": (("y", "x"), np.zeros((3, 2))),
+        },
+        coords={"y": ["p", "q", "r"]},
+    )
+    frame, plan = convert(hub, ds, "polars")
+    expected = ds.to_dataframe().reset_index()
+    assert frame.columns == ["t", "h", "r", "x", "y"]
+    for name in frame.columns:
+        assert frame[name].to_list() == expected[name].tolist(), name
+    assert "t" not in plan.copied_columns and {"h", "r", "x", "y"} <= set(plan.copied_columns)
+
+
+def test_a_dataset_to_tensors(hub: ih.Hub) -> None:
+    ds = xr.Dataset({"a": ("i", np.arange(4.0)), "b": ("i", np.arange(4))})
+    with pytest.raises(NoRouteError, match=r"2 data variables.*ds\['a'\].*as_dict=True"):
+        hub.convert(ds, to="torch")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", WriteThroughWarning)
+        tensors = hub.convert(ds, to="torch", as_dict=True)
+    assert tensors["a"].data_ptr() == ds["a"].values.ctypes.data
+    assert tensors["b"].data_ptr() == ds["b"].values.ctypes.data
+    one = ds[["a"]]
+    tensor, plan = convert(hub, one, "torch")
+    assert plan.zero_copy and tensor.data_ptr() == ds["a"].values.ctypes.data
+
+
+# -- into xarray -------------------------------------------------------------------------------
+def test_a_polars_frame_becomes_a_dataset(hub: ih.Hub) -> None:
+    frame = pl.DataFrame({"a": [1, 2, 3], "f": [0.5, 1.5, 2.5], "s": ["x", None, "z"]})
+    ds, plan = convert(hub, frame, "xarray")
+    assert isinstance(ds, xr.Dataset) and list(ds.data_vars) == ["a", "f", "s"]
+    assert ds.sizes == {"index": 3} and ds["a"].dtype == np.int64
+    assert ds["s"].values[0] == "x" and pd.isna(ds["s"].values[1])
+    assert plan.copied_columns == ("s",) and "Python str objects" in str(plan)
+    for name in ("a", "f"):  # numbers are shared, by address
+        column = pa.table(frame).column(name).chunk(0)
+        assert ds[name].values.ctypes.data == column.buffers()[1].address
+    with pytest.raises(ValueError, match="read-only"):  # Arrow memory: the plan says so
+        ds["a"].values[0] = 5
+    assert "read-only" in str(plan)
+
+
+def test_nulls_are_a_planned_copy_and_a_warned_loss(hub: ih.Hub) -> None:
+    table = pa.table({"i": pa.array([1, None, 3]), "f": pa.array([1.5, None, 2.5])})
+    plan = hub.plan(table, to="xarray")
+    assert {(x.column, x.target) for x in plan.losses} == {("i", "float64"), ("f", "float64")}
+    with pytest.warns(LossyConversionWarning) as caught:
+        ds = hub.convert(table, to="xarray")
+    messages = sorted(str(w.message) for w in caught)
+    assert "column 'f'" in messages[0] and "column 'i'" in messages[1]
+    assert "integers above 2**53 lose precision" in messages[1]
+    assert ds["i"].dtype == np.float64 and np.isnan(ds["i"].values[1])
+    with pytest.raises(LossyConversionError, match="column 'i'"):
+        hub.convert(table, to="xarray", strict=True)
+    with pytest.raises(CopyRequiredError, match="nulls"):
+        hub.convert(table, to="xarray", copy=False)
+
+
+def test_a_loss_the_plan_could_not_see_is_warned_when_it_shows(hub: ih.Hub) -> None:
+    # pandas describes a categorical as dictionary<large_string>; these categories are
+    # integers, whose nulls become NaN: found while converting, and warned then.
+    series = pd.Series(pd.Categorical([1, None, 3]), name="c")
+    with pytest.warns(LossyConversionWarning, match="column 'c'.*nulls become NaN"):
+        da = hub.convert(series, to="xarray")
+    assert da.dtype == np.float64 and np.isnan(da.values[1])
+
+
+def test_pandas_nan_is_the_missing_value_and_stays_shared(hub: ih.Hub) -> None:
+    frame = pd.DataFrame({"v": [1.0, np.nan, 3.0]}, index=pd.Index([10, 20, 30], name="k"))
+    ds, plan = convert(hub, frame, "xarray")
+    assert not plan.losses and ds.sizes == {"k": 3} and ds["k"].values.tolist() == [10, 20, 30]
+    assert plan.copied_columns == ("k",) and "pandas Index" in str(plan)
+    assert ds["v"].values.ctypes.data == frame["v"].to_numpy().ctypes.data
+
+
+def test_arrow_types_xarray_cannot_hold(hub: ih.Hub) -> None:
+    table = pa.table(
+        {
+            "tz": pa.array([0, 1_000_000], pa.timestamp("us", tz="Europe/Paris")),
+            "d": pa.array([0, 1], pa.date32()),
+            "dec": pa.array([decimal.Decimal("1.5"), None], pa.decimal128(5, 2)),
+            "cat": pa.array(["x", "y"]).dictionary_encode(),
+            "b": pa.array([True, None]),
+            "lst": pa.array([[1], [2, 3]]),
+            "st": pa.array([{"u": 2**63}, None], pa.struct([("u", pa.uint64())])),
+            "tm": pa.array([1, 2], pa.time64("ns")),
+            "nul": pa.nulls(2),
+            "sv": pa.array(["a", None], pa.string_view()),
+            "h": pa.array(np.array([1, 2], np.float16)),
+            "ree": pa.compute.run_end_encode(pa.array([1.5, 1.5])),
+        }
+    )
+    plan = hub.plan(table, to="xarray")
+    assert "run-end encoded: decoded" in str(plan)
+    # A time zone and nanoseconds of times cannot be kept; every other type is held its
+    # own way (a planned copy) and its Arrow type kept in the variable's encoding.
+    assert {x.column for x in plan.losses} == {"tz", "tm"}
+    assert "h" not in plan.copied_columns and "tz" not in plan.copied_columns
+    assert {"d", "dec", "cat", "b", "lst", "st", "tm", "nul", "sv"} <= set(plan.copied_columns)
+    text = str(plan)
+    assert "time zone Europe/Paris is dropped" in text and "dictionary-encoded: decoded" in text
+    assert "kept in the variable's encoding" in text
+    with pytest.warns(LossyConversionWarning) as caught:
+        ds = hub.convert(table, to="xarray")
+    assert sorted(str(w.message).split("'")[1] for w in caught) == ["tm", "tz"]
+    assert ds["tz"].dtype == np.dtype("M8[us]") and ds["d"].dtype == np.dtype("M8[s]")
+    assert ds["cat"].values.tolist() == ["x", "y"] and ds["h"].dtype == np.float16
+    assert ds["ree"].values.tolist() == [1.5, 1.5]
+    assert ds["dec"].values[0] == decimal.Decimal("1.5") and ds["lst"].values[1] == [2, 3]
+    assert ds["b"].values.tolist() == [True, None] and ds["st"].values[0] == {"u": 2**63}
+    assert ds["d"].encoding["interchange_hub.arrow_type"] == pa.date32()
+    back = hub.convert(ds, to="pyarrow")  # the kept types come back
+    for name in ("d", "dec", "b", "lst", "st"):
+        assert back.column(name).type == table.column(name).type, name
+        assert back.column(name).to_pylist() == table.column(name).to_pylist(), name
+    assert "made date32[day] again" in str(hub.plan(ds, to="pyarrow"))
+    moved = ds.assign(d=ds["d"] + np.timedelta64(1, "h"))  # no longer whole days
+    assert hub.convert(moved, to="pyarrow").column("d").type == pa.timestamp("s")
+
+
+def test_a_column_becomes_a_data_array(hub: ih.Hub) -> None:
+    series = pl.Series("s", [1.0, 2.0, 3.0])
+    da, plan = convert(hub, series, "xarray")
+    assert isinstance(da, xr.DataArray) and da.name == "s" and da.dims == ("index",)
+    assert plan.zero_copy
+    ds = hub.convert(series, to=xr.Dataset)
+    assert list(ds.data_vars) == ["s"]
+    dates = pa.array([0, None, 2], pa.date32())
+    da = hub.convert(dates, to=xr.DataArray)
+    assert da.dtype == np.dtype("M8[s]") and hub.convert(da, to="pyarrow").equals(dates)
+    chunked = pa.chunked_array([[1.0, 2.0], [3.0]])
+    da, plan = convert(hub, chunked, "xarray")
+    assert "2 chunks are concatenated" in str(plan) and da.values.tolist() == [1.0, 2.0, 3.0]
+    with pytest.raises(CopyRequiredError, match="chunks"):
+        hub.convert(chunked, to="xarray", copy=False)
+
+
+def test_a_tensor_becomes_a_data_array_zero_copy(hub: ih.Hub) -> None:
+    arr = np.arange(24.0).reshape(2, 3, 4)
+    da, plan = convert(hub, arr, "xarray")
+    assert plan.zero_copy and da.dims == ("dim_0", "dim_1", "dim_2")
+    assert da.values.ctypes.data == arr.ctypes.data
+    t = torch.arange(6).reshape(2, 3)
+    da, plan = convert(hub, t, "xr")
+    assert plan.zero_copy and da.values.ctypes.data == t.data_ptr()
+    ds = hub.convert(arr, to=xr.Dataset)
+    assert list(ds.data_vars) == ["values"] and ds["values"].values.ctypes.data == arr.ctypes.data
+    fresh = hub.convert(arr, to="xarray", copy=True)
+    assert no_shared_bytes(hub, arr, fresh) and fresh.values.tolist() == arr.tolist()
+    with pytest.raises(NoRouteError, match="bfloat16"):
+        hub.convert(torch.ones(3, dtype=torch.bfloat16), to="xarray")
+
+
+def test_streams_are_read_once_and_their_nulls_warned_when_read(hub: ih.Hub) -> None:
+    schema = pa.schema([("i", pa.int64())])
+    batches = [pa.record_batch({"i": pa.array([1, None])}), pa.record_batch({"i": [3, 4]})]
+    reader = pa.RecordBatchReader.from_batches(schema, batches)
+    assert "read from a stream" in str(hub.plan(reader, to="xarray"))
+    with pytest.warns(LossyConversionWarning, match="column 'i'"):
+        ds = hub.convert(reader, to="xarray")
+    assert ds["i"].values[2:].tolist() == [3.0, 4.0]
+    with pytest.raises(ConsumedSourceError):
+        hub.convert(reader, to="xarray")
+    reader = pa.RecordBatchReader.from_batches(schema, batches)
+    with pytest.raises(LossyConversionError):
+        hub.convert(reader, to="xarray", strict=True)
+
+
+def test_repeated_or_missing_names(hub: ih.Hub) -> None:
+    table = pa.table({"index": [1.0, 2.0], "v": [3.0, 4.0]})  # a column named like the dim
+    ds = hub.convert(table, to="xarray")
+    assert list(ds.data_vars) == ["index", "v"] and "index_0" in ds.dims
+    empty = hub.convert(pa.table({"a": pa.array([], pa.float64())}), to="xarray")
+    assert empty.sizes == {"index": 0} and list(empty.data_vars) == ["a"]
+    back = hub.convert(empty, to="pyarrow")
+    assert back.num_rows == 0 and back.column_names == ["a"]
+
+
+# -- xarray <-> xarray -------------------------------------------------------------------------
+def test_between_data_array_and_dataset(hub: ih.Hub) -> None:
+    da = grid()
+    ds, plan = convert(hub, da, xr.Dataset)
+    assert plan.zero_copy and ds["temp"].values.ctypes.data == da.values.ctypes.data
+    back, plan = convert(hub, ds, xr.DataArray)
+    assert plan.zero_copy and back.values.ctypes.data == da.values.ctypes.data
+    two = ds.assign(other=ds["temp"] * 2)
+    with pytest.raises(NoRouteError, match=r"2 data variables.*to_dataarray"):
+        hub.convert(two, to=xr.DataArray)
+    fresh = hub.convert(da, to="xarray", copy=True)
+    assert isinstance(fresh, xr.DataArray) and fresh.identical(da)
+    assert no_shared_bytes(hub, da, fresh)
+
+
+# -- how variables are held --------------------------------------------------------------------
+class _Duck:
+    """A minimal duck array (a stand-in for pint, sparse or, with chunks, dask)."""
+
+    def __init__(self, values: np.ndarray, chunked: bool = False) -> None:
+        self.values = values
+        if chunked:
+            self.chunks = ((len(values),),)
+
+    shape = property(lambda self: self.values.shape)
+    dtype = property(lambda self: self.values.dtype)
+    ndim = property(lambda self: self.values.ndim)
+    size = property(lambda self: self.values.size)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return np.asarray(self.values)
+
+    def __array_function__(self, *args: Any, **kwargs: Any) -> Any:
+        return NotImplemented
+
+    def __array_ufunc__(self, *args: Any, **kwargs: Any) -> Any:
+        return NotImplemented
+
+    def __getitem__(self, key: Any) -> _Duck:
+        return _Duck(self.values[key])
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+
+def test_chunked_and_foreign_arrays_are_refused_with_the_fix(hub: ih.Hub) -> None:
+    chunked = xr.DataArray(_Duck(np.arange(3.0), chunked=True), dims="i")
+    for to in ("torch", "polars"):
+        with pytest.raises(NoRouteError, match=r"chunked array.*\.compute\(\)"):
+            hub.convert(chunked, to=to)
+    foreign = xr.DataArray(_Duck(np.arange(3.0)), dims="i")
+    for to in ("torch", "polars"):
+        with pytest.raises(NoRouteError, match=r"_Duck, not a numpy array.*as_numpy"):
+            hub.convert(foreign, to=to)
+    assert "dask" not in sys.modules
+
+
+def test_a_lazy_variable_is_loaded_a_copy(hub: ih.Hub) -> None:
+    from xarray.core import indexing  # a lazily indexed array, as a file backend gives
+
+    lazy = xr.Variable(("i",), indexing.LazilyIndexedArray(np.arange(4.0)))
+    da = xr.DataArray(lazy, name="z")
+    plan = hub.plan(da, to="torch")
+    assert not plan.zero_copy and "loads it from its backend" in str(plan)
+    assert hub.convert(da, to="torch").tolist() == [0.0, 1.0, 2.0, 3.0]
+    with pytest.raises(CopyRequiredError, match="backend"):
+        hub.convert(da, to="torch", copy=False)
+    assert hub.convert(da, to="polars").to_list() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_a_pandas_extension_array_goes_to_tables_only(hub: ih.Hub) -> None:
+    da = pd.Series([1, None, 3], dtype="Int64", name="e").to_xarray()
+    frame = hub.convert(da, to="polars")
+    assert frame["e"].to_list() == [1, None, 3] and frame["e"].dtype == pl.Int64
+    with pytest.raises(NoRouteError, match=r"pandas extension array \(Int64\)"):
+        hub.convert(da, to="torch")
+
+
+def test_empty_data(hub: ih.Hub) -> None:
+    da = xr.DataArray(np.zeros((0, 3)), dims=("a", "b"))
+    assert hub.convert(da, to="torch").shape == (0, 3)
+    frame = hub.convert(da, to="polars")
+    assert frame.shape == (0, 3) and frame.columns == ["values", "a", "b"]
+    assert hub.convert(xr.Dataset(), to="pyarrow").num_columns == 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import importlib.metadata
 import os
+import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -596,11 +597,26 @@ def test_the_default_hub_loads_the_plugin() -> None:
         importlib.metadata.distribution("interchange-hub-datasets")
     except importlib.metadata.PackageNotFoundError:
         pytest.skip("the plugin is not installed")
-    if os.environ.get("INTERCHANGE_HUB_DISABLE_PLUGIN_AUTOLOAD"):
-        pytest.skip("plugin autoload is off")
-    ds = ih.convert(pl.DataFrame({"a": [1, 2]}), to="datasets")
-    assert ih.convert(ds, to="polars")["a"].to_list() == [1, 2]
-    assert isinstance(ih.convert(ds, to="torch"), torch.Tensor)
+    # In a fresh interpreter with autoload on (this session's tests turn it off).
+    code = (
+        "import interchange_hub as ih, polars as pl, torch, warnings\n"
+        "warnings.simplefilter('ignore')\n"
+        "ds = ih.convert(pl.DataFrame({'a': [1, 2]}), to='datasets')\n"
+        "assert ih.convert(ds, to='polars')['a'].to_list() == [1, 2]\n"
+        "assert isinstance(ih.convert(ds, to='torch'), torch.Tensor)\n"
+        "print(type(ds).__module__)"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTERCHANGE_HUB_")}
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.startswith("datasets")
 
 
 def test_the_format_does_not_change_what_is_converted(hub: ih.Hub) -> None:

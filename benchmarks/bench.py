@@ -3,7 +3,9 @@
 Everything runs in one process. For each ordered pair of installed libraries, data shape
 and size it times ``Hub.convert`` (plan cached), the fastest direct call a user would
 write, narwhals where it offers the pair, and the naive route through pandas; it checks
-the zero-copy verdict by buffer address and measures the peak extra memory.
+the zero-copy verdict by buffer address and measures the peak extra memory. The libraries
+are the six the hub has built in and, where they and their plugin import, jax, datasets
+and xarray (``PLUGIN_LIBRARIES``; importing this module turns on ``jax_enable_x64``).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import datetime as _dt
+import faulthandler
 import gc
 import importlib
 import importlib.metadata
@@ -52,20 +55,66 @@ pd = _optional("pandas")
 torch = _optional("torch")
 nw = _optional("narwhals")
 
-LIBRARIES = ("pyarrow", "nanoarrow", "polars", "pandas", "numpy", "torch")
-TENSOR_LIBS = ("numpy", "torch")
+BUILTIN_LIBRARIES = ("pyarrow", "nanoarrow", "polars", "pandas", "numpy", "torch")
+# Libraries the hub reaches through a plugin package in plugins/ (issue 16): measured when
+# the library and its plugin both import. name: (library module, plugin module).
+PLUGIN_LIBRARIES = {
+    "jax": ("jax", "interchange_hub_jax"),
+    "datasets": ("datasets", "interchange_hub_datasets"),
+    "xarray": ("xarray", "interchange_hub_xarray"),
+}
+KNOWN_LIBRARIES = (*BUILTIN_LIBRARIES, *PLUGIN_LIBRARIES)
+TENSOR_LIBS = ("numpy", "torch", "jax")  # they hold only the tensor shapes
+
+
+def _load_plugins() -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:
+    """The plugin libraries usable here: ({name: library module}, {name: plugin module},
+    {name: why not} for the others). A plugin counts only if a hub loads it: one being
+    edited that fails to import or to register is skipped, with the reason."""
+    libs: dict[str, Any] = {}
+    plugins: dict[str, Any] = {}
+    skipped: dict[str, str] = {}
+    for name, (lib_name, plugin_name) in PLUGIN_LIBRARIES.items():
+        try:
+            with warnings.catch_warnings():
+                # datasets imports tqdm.auto, which warns in a kernel without ipywidgets.
+                warnings.filterwarnings("ignore", message="IProgress not found")
+                lib = importlib.import_module(lib_name)
+            plugin = importlib.import_module(plugin_name)
+            ih.Hub(autoload=False, plugins=[plugin]).adapters()
+        except Exception as exc:  # noqa: BLE001 - any failure means "not measured here"
+            skipped[name] = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
+            continue
+        libs[name], plugins[name] = lib, plugin
+    return libs, plugins, skipped
+
+
+_PLUGIN_LIBS, PLUGINS, SKIPPED_LIBRARIES = _load_plugins()
+jax: Any = _PLUGIN_LIBS.get("jax")
+jnp: Any = _optional("jax.numpy") if jax is not None else None
+datasets: Any = _PLUGIN_LIBS.get("datasets")
+xr: Any = _PLUGIN_LIBS.get("xarray")
+if jax is not None:
+    # The data is float64; jax narrows 64-bit data to 32 bits (a lossy copy) unless x64 is on.
+    jax.config.update("jax_enable_x64", True)
+
+LIBRARIES = (*BUILTIN_LIBRARIES, *PLUGINS)  # the libraries measured in this interpreter
 SHAPES = ("numeric", "string", "mixed", "column", "tensor2d")
 SHAPE_DOC = {
-    "numeric": "4 float64 columns (numpy/torch: a C-ordered (n, 4) float64 tensor)",
-    "string": "2 string columns, ~9 and ~3 characters (numpy/torch cannot hold it)",
-    "mixed": "int64, float64, string, bool, timestamp[us] columns (numpy/torch cannot hold it)",
-    "column": "one float64 column (numpy/torch: a 1-D tensor)",
+    "numeric": "4 float64 columns (numpy/torch/jax: a C-ordered (n, 4) float64 tensor; "
+    "xarray: a DataArray of it)",
+    "string": "2 string columns, ~9 and ~3 characters (numpy/torch/jax cannot hold it; "
+    "xarray: a Dataset of object arrays)",
+    "mixed": "int64, float64, string, bool, timestamp[us] columns (numpy/torch/jax cannot "
+    "hold it; xarray: a Dataset of 1-D variables)",
+    "column": "one float64 column (numpy/torch/jax: a 1-D tensor; xarray: a 1-D DataArray; "
+    "datasets: a one-column Dataset)",
     "tensor2d": "a Fortran-ordered (n, 4) float64 tensor; tables hold its columns in place "
-    "(pandas: one 2-D block)",
+    "(pandas: one 2-D block; jax: a column-major Array over a copy)",
 }
 FULL_SIZES = (1_000, 1_000_000, 10_000_000)
 QUICK_SIZES = (1_000, 100_000)
-HEAVY_MODULES = (*LIBRARIES, "narwhals", "matplotlib", "scipy")
+HEAVY_MODULES = (*KNOWN_LIBRARIES, "narwhals", "matplotlib", "scipy")
 DISPATCH_CASES = (
     ("numpy", "torch", "column"),
     ("torch", "numpy", "column"),
@@ -88,7 +137,8 @@ IMPORT_TARGET_MS = 10.0
 REGRESSION_THRESHOLD = 0.25  # on hub ÷ direct ratios (Conbench-like): machines differ
 SLOW_FACTOR = 10
 
-HUB = ih.Hub(autoload=False)
+# The built-in adapters and the plugins of the libraries measured (no entry points).
+HUB = ih.Hub(autoload=False, plugins=list(PLUGINS.values()))
 
 
 @dataclass(frozen=True)
@@ -101,6 +151,10 @@ class Settings:
     import_runs: int = 10
     dispatch_budget_s: float = 0.3
     memory: bool = True
+    # A case still running after this long dumps every thread's stack and ends the process
+    # (exit status 1; ``faulthandler``): a hang in a library fails a CI run instead of
+    # stalling it. None: no watchdog (the notebook's kernel).
+    case_timeout_s: float | None = None
 
     @classmethod
     def quick(cls) -> Settings:
@@ -112,14 +166,39 @@ def installed_libraries() -> list[str]:
 
 
 def _module(lib: str) -> Any:
-    return {"pyarrow": pa, "nanoarrow": na, "polars": pl, "pandas": pd, "numpy": np}.get(
-        lib, torch if lib == "torch" else None
-    )
+    modules = {"pyarrow": pa, "nanoarrow": na, "polars": pl, "pandas": pd, "numpy": np}
+    return modules.get(lib, torch if lib == "torch" else _PLUGIN_LIBS.get(lib))
+
+
+def holds(lib: str, shape: str) -> bool:
+    """Whether ``lib`` can hold the shape's data (the tensor libraries hold no strings)."""
+    return not (lib in TENSOR_LIBS and shape in ("string", "mixed"))
 
 
 def all_pairs(libs: Sequence[str] | None = None) -> list[tuple[str, str]]:
     libs = installed_libraries() if libs is None else list(libs)
     return [(a, b) for a in libs for b in libs if a != b]
+
+
+# The built-in libraries each plugin library is most used with: the notebook's pairs.
+SAMPLE_PARTNERS = {
+    "jax": ("numpy", "torch"),
+    "datasets": ("polars", "pandas"),
+    "xarray": ("pandas", "numpy"),
+}
+
+
+def sample_pairs(
+    partners: Mapping[str, Sequence[str]] = SAMPLE_PARTNERS,
+) -> list[tuple[str, str]]:
+    """Every ordered pair of the built-in libraries, and each plugin library to and from
+    its ``partners``, in ``all_pairs`` order: the notebook's matrix (every pair of the
+    nine libraries takes twice as long as the built-in pairs)."""
+
+    def kept(lib: str, other: str) -> bool:
+        return lib in BUILTIN_LIBRARIES or other in partners.get(lib, ())
+
+    return [(a, b) for a, b in all_pairs() if kept(a, b) and kept(b, a)]
 
 
 def parse_pairs(text: str) -> list[tuple[str, str]]:
@@ -198,8 +277,14 @@ def make_source(lib: str, shape: str, data: Any) -> Any:
             matrix = _matrix(data)
             return pd.DataFrame(matrix, columns=data.column_names, copy=False)
         return data.to_pandas()
-    if lib in TENSOR_LIBS:
-        if shape in ("string", "mixed"):
+    if lib == "datasets":  # a Dataset over the table; "column": a one-column Dataset
+        table = pa.table({"values": data}) if column else data
+        # A fingerprint of our own: Dataset() would otherwise hash every byte to make one.
+        return datasets.Dataset(table, fingerprint=f"bench-{shape}-{len(table)}")
+    if lib == "xarray" and shape in ("string", "mixed"):  # a Dataset of 1-D variables
+        return xr.Dataset({name: ("index", data[name].to_numpy()) for name in data.column_names})
+    if lib in (*TENSOR_LIBS, "xarray"):
+        if not holds(lib, shape):
             return None
         if column:
             array = data.to_numpy()
@@ -207,8 +292,27 @@ def make_source(lib: str, shape: str, data: Any) -> Any:
             array = _matrix(data)
         else:
             array = np.column_stack([c.to_numpy() for c in data.columns])
-        return torch.from_numpy(array) if lib == "torch" else array
+        if lib == "torch":
+            return torch.from_numpy(array)
+        if lib == "jax":
+            if shape == "tensor2d":  # column-major: jnp.asarray would make it row-major
+                return jax.dlpack.from_dlpack(_aligned_copy(array)).block_until_ready()
+            return jnp.asarray(array).block_until_ready()
+        if lib == "xarray":
+            return xr.DataArray(array, name="values" if column else None)
+        return array
     raise ValueError(f"unknown library {lib!r}")
+
+
+def _aligned_copy(array: Any, alignment: int = 64) -> Any:
+    """A writable copy of ``array`` in the same order (C or F) starting at an
+    ``alignment``-byte boundary: jax shares only 64-byte-aligned memory."""
+    raw = np.empty(array.nbytes + alignment, np.uint8)
+    start = -raw.ctypes.data % alignment
+    order = "F" if array.flags.f_contiguous and not array.flags.c_contiguous else "C"
+    out = raw[start : start + array.nbytes].view(array.dtype).reshape(array.shape, order=order)
+    out[...] = array
+    return out
 
 
 def _matrix(table: Any) -> Any:
@@ -319,6 +423,152 @@ DIRECT: dict[tuple[str, str], tuple[str, ...]] = {
     ),
     ("torch", "numpy"): ("x.numpy()", "np.asarray(x)", "np.from_dlpack(x)"),
 }
+# The plugin libraries' pairs. jax's own calls: jnp.asarray, jax.dlpack.from_dlpack and
+# jax.device_put in, np.asarray / __dlpack__ out. datasets: Dataset(table) and the
+# from_* constructors in (they hash the data to fingerprint it), ds.data.table (the
+# pyarrow Table) and to_pandas / to_polars out. xarray: DataArray(values),
+# Dataset.from_dataframe and a Dataset of the columns in; .values, to_series and
+# to_dataframe out (a 2-D DataArray's long table: to_dataframe(...).reset_index(), since
+# its own __arrow_c_stream__ leaves the positions out).
+_J = "np.asarray(x)"
+_JCOLS = "{f'column_{i}': np.asarray(x)[:, i] for i in range(x.shape[1])}"
+_DT = "x.data.table"
+_DSTACK = f"np.column_stack([c.to_numpy() for c in {_DT}.columns])"
+_LONG = "x.to_dataframe(name='values').reset_index()"
+_PLUGIN_DIRECT: dict[tuple[str, str], tuple[str, ...]] = {
+    # -> jax
+    ("pyarrow", "jax"): (
+        "jnp.asarray(x.to_numpy())",
+        "jax.dlpack.from_dlpack(x)",
+        f"jnp.asarray({_STACK})",
+        "jnp.asarray(np.asarray(x.to_batches()[0].to_tensor(row_major=False)))",
+    ),
+    ("nanoarrow", "jax"): (
+        "jnp.asarray(pa.array(x).to_numpy())",
+        "jax.dlpack.from_dlpack(pa.array(x))",
+        "jnp.asarray(np.column_stack([c.to_numpy() for c in pa.table(x).columns]))",
+    ),
+    ("polars", "jax"): ("x.to_jax()", "jnp.asarray(x.to_numpy())"),
+    ("pandas", "jax"): ("jnp.asarray(x.to_numpy())",),
+    ("numpy", "jax"): ("jnp.asarray(x)", "jax.dlpack.from_dlpack(x)", "jax.device_put(x)"),
+    ("torch", "jax"): ("jax.dlpack.from_dlpack(x)", "jnp.asarray(x.numpy())", "jnp.from_dlpack(x)"),
+    ("datasets", "jax"): (f"jnp.asarray({_DSTACK})", "jnp.asarray(x.to_pandas().to_numpy())"),
+    ("xarray", "jax"): ("jnp.asarray(x.values)", "jax.dlpack.from_dlpack(x.values)"),
+    # jax ->
+    ("jax", "pyarrow"): (f"pa.array({_J})", f"pa.table({_JCOLS})"),
+    ("jax", "nanoarrow"): (f"na.Array({_J})", f"na.Array(pa.table({_JCOLS}))"),
+    ("jax", "polars"): (f"pl.from_numpy({_J})", f"pl.Series({_J})", f"pl.DataFrame({_J})"),
+    ("jax", "pandas"): (
+        f"pd.DataFrame({_J})",
+        f"pd.Series({_J})",
+        f"pd.DataFrame({_J}, copy=False)",
+        f"pd.Series({_J}, copy=False)",
+    ),
+    ("jax", "numpy"): ("np.asarray(x)", "np.from_dlpack(x)"),
+    ("jax", "torch"): ("torch.from_dlpack(x)", "torch.from_numpy(np.asarray(x))"),
+    ("jax", "datasets"): (
+        f"datasets.Dataset(pa.table({_JCOLS}))",
+        f"datasets.Dataset.from_dict({_JCOLS})",
+        f"datasets.Dataset.from_dict({{'values': {_J}}})",
+    ),
+    ("jax", "xarray"): (f"xr.DataArray({_J})",),
+    # -> datasets
+    ("pyarrow", "datasets"): (
+        "datasets.Dataset(x)",
+        "datasets.Dataset(pa.table({'values': x}))",
+        "datasets.Dataset.from_dict({'values': x})",
+    ),
+    ("nanoarrow", "datasets"): (
+        "datasets.Dataset(pa.table(x))",
+        "datasets.Dataset(pa.table({'values': pa.array(x)}))",
+    ),
+    ("polars", "datasets"): (
+        "datasets.Dataset.from_polars(x)",
+        "datasets.Dataset.from_polars(x.to_frame())",
+    ),
+    ("pandas", "datasets"): (
+        "datasets.Dataset.from_pandas(x)",
+        "datasets.Dataset.from_pandas(x.to_frame())",
+    ),
+    ("numpy", "datasets"): (
+        f"datasets.Dataset(pa.table({_COLS}))",
+        f"datasets.Dataset.from_dict({_COLS})",
+        "datasets.Dataset.from_dict({'values': x})",
+    ),
+    ("torch", "datasets"): (
+        f"datasets.Dataset(pa.table({_TCOLS}))",
+        f"datasets.Dataset.from_dict({_TCOLS})",
+        "datasets.Dataset.from_dict({'values': x.numpy()})",
+    ),
+    ("xarray", "datasets"): (
+        "datasets.Dataset.from_pandas(x.to_dataframe())",
+        f"datasets.Dataset.from_pandas({_LONG})",
+        "datasets.Dataset.from_dict({'values': x.values})",
+    ),
+    # datasets ->
+    ("datasets", "pyarrow"): (_DT, "x.with_format('arrow')[:]"),
+    ("datasets", "nanoarrow"): (f"na.Array({_DT})",),
+    ("datasets", "polars"): ("x.to_polars()", f"pl.from_arrow({_DT})"),
+    ("datasets", "pandas"): ("x.to_pandas()", f"{_DT}.to_pandas()"),
+    ("datasets", "numpy"): (_DSTACK, "x.to_pandas().to_numpy()"),
+    ("datasets", "torch"): (
+        f"torch.from_numpy({_DSTACK})",
+        "torch.from_numpy(x.to_pandas().to_numpy())",
+    ),
+    ("datasets", "xarray"): (
+        "xr.Dataset.from_dataframe(x.to_pandas())",
+        "x.to_pandas().to_xarray()",
+        f"xr.Dataset({{n: ('index', {_DT}[n].to_numpy()) for n in x.column_names}})",
+    ),
+    # -> xarray
+    ("pyarrow", "xarray"): (
+        "xr.Dataset.from_dataframe(x.to_pandas())",
+        "xr.Dataset({n: ('index', x[n].to_numpy()) for n in x.column_names})",
+        "xr.DataArray(x.to_numpy())",
+    ),
+    ("nanoarrow", "xarray"): (
+        "xr.Dataset.from_dataframe(pa.table(x).to_pandas())",
+        "xr.DataArray(pa.array(x).to_numpy())",
+    ),
+    ("polars", "xarray"): (
+        "xr.Dataset.from_dataframe(x.to_pandas())",
+        "x.to_pandas().to_xarray()",
+        "xr.Dataset({n: ('index', x[n].to_numpy()) for n in x.columns})",
+        "xr.DataArray(x.to_numpy())",
+    ),
+    ("pandas", "xarray"): (
+        "xr.Dataset.from_dataframe(x)",
+        "x.to_xarray()",
+        "xr.Dataset({n: ('index', x[n].to_numpy()) for n in x.columns})",
+        "xr.DataArray(x.to_numpy())",
+    ),
+    ("numpy", "xarray"): ("xr.DataArray(x)",),
+    ("torch", "xarray"): ("xr.DataArray(x.numpy())",),
+    # xarray -> (a 2-D DataArray into a table: the long table, a row per element)
+    ("xarray", "pyarrow"): (
+        "pa.Table.from_pandas(x.to_dataframe())",
+        f"pa.Table.from_pandas({_LONG})",
+        "pa.array(x.values)",
+    ),
+    ("xarray", "nanoarrow"): (
+        "na.Array(pa.Table.from_pandas(x.to_dataframe()))",
+        f"na.Array(pa.Table.from_pandas({_LONG}))",
+        "na.Array(x.values)",
+    ),
+    ("xarray", "polars"): (
+        "pl.from_pandas(x.to_dataframe())",
+        f"pl.from_pandas({_LONG})",
+        "pl.Series(x.values)",
+    ),
+    ("xarray", "pandas"): ("x.to_dataframe()", _LONG, "x.to_pandas()", "x.to_series()"),
+    ("xarray", "numpy"): ("x.values", "x.to_numpy()", "np.asarray(x)"),
+    ("xarray", "torch"): ("torch.from_numpy(x.values)", "torch.as_tensor(x.values)"),
+}
+DIRECT.update(
+    (pair, calls)
+    for pair, calls in _PLUGIN_DIRECT.items()
+    if all(lib in (*BUILTIN_LIBRARIES, *PLUGINS) for lib in pair)
+)
 _NW_TO = {"pyarrow": "to_arrow", "pandas": "to_pandas", "polars": "to_polars", "numpy": "to_numpy"}
 
 
@@ -336,11 +586,66 @@ def narwhals_calls(src: str, dst: str) -> tuple[str, ...]:
     return ()
 
 
-_NAMESPACE = {"np": np, "pa": pa, "pl": pl, "pd": pd, "na": na, "torch": torch, "nw": nw}
+_NAMESPACE = {
+    "np": np,
+    "pa": pa,
+    "pl": pl,
+    "pd": pd,
+    "na": na,
+    "torch": torch,
+    "nw": nw,
+    "jax": jax,
+    "jnp": jnp,
+    "datasets": datasets,
+    "xr": xr,
+}
 
 
-def compile_call(code: str) -> Callable[[Any], Any]:
-    return eval(f"lambda x: {code}", dict(_NAMESPACE))
+# Libraries whose results are computed asynchronously: a call into them is timed until its
+# result is ready (``block_until_ready``), and no result is described before it is: jax's
+# ``unsafe_buffer_pointer`` waits for a pending array holding the GIL, which deadlocks
+# when the pending work is a copy out of a numpy DLPack capsule (numpy's deleter, run on a
+# jax thread, takes the GIL: seen in jax 0.10.2 with `jax.dlpack.from_dlpack(ndarray)`).
+ASYNC_LIBS = ("jax",)
+
+
+def compile_call(code: str, ready: bool = False) -> Callable[[Any], Any]:
+    """``lambda x: <code>``; ``ready``: the result's ``block_until_ready()`` (jax)."""
+    body = f"({code}).block_until_ready()" if ready else code
+    fn: Callable[[Any], Any] = eval(f"lambda x: {body}", dict(_NAMESPACE))
+    return fn
+
+
+def unused_direct_calls(rows: int = 8) -> list[str]:
+    """The direct calls (``DIRECT``) of the installed pairs that run on no shape, or never
+    give what the hub gives: each should be the call a user writes for some shape."""
+    ran: set[tuple[str, str, str]] = set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for shape in SHAPES:
+            data = arrow_data(shape, rows)
+            for src in installed_libraries():
+                x = make_source(src, shape, data)
+                if x is None:
+                    continue
+                for dst in installed_libraries():
+                    codes = DIRECT.get((src, dst), ())
+                    if not codes:
+                        continue
+                    try:
+                        reference = _ready(HUB.convert(x, to=dst), dst)
+                    except ih.InterchangeError:
+                        continue
+                    for code, _, _ in _working(codes, x, reference, dst in ASYNC_LIBS):
+                        ran.add((src, dst, code))
+    libs = installed_libraries()
+    return [
+        f"{src} -> {dst}: {code}"
+        for (src, dst), codes in DIRECT.items()
+        if src in libs and dst in libs
+        for code in codes
+        if (src, dst, code) not in ran
+    ]
 
 
 # -- checks on results -------------------------------------------------------------------
@@ -368,10 +673,13 @@ def buffer_bytes(obj: object) -> int:
 
 
 def verified_zero_copy(src: object, result: object) -> tuple[bool, int, int]:
-    """(shares every source byte, shared bytes, source bytes), by buffer address."""
+    """(zero-copy, shared bytes, source bytes), by buffer address. Zero-copy: the result
+    shares every source byte and holds no memory of its own (an xarray DataArray's long
+    table shares the values but writes its position columns: not zero-copy)."""
     total = sum(b.size for b in HUB.buffers(src))
     shared = HUB.shared_bytes(src, result)
-    return shared >= total, shared, total
+    new = buffer_bytes(result) - HUB.shared_bytes(result, src)
+    return shared >= total and new <= 0, shared, total
 
 
 # -- timing --------------------------------------------------------------------------------
@@ -578,17 +886,23 @@ def _attempt(fn: Callable[[Any], Any], x: object) -> Any:
         return _FAILED
 
 
+def _ready(obj: Any, lib: str) -> Any:
+    """``obj`` once computed, for a result in an ``ASYNC_LIBS`` library."""
+    return obj.block_until_ready() if lib in ASYNC_LIBS else obj
+
+
 def _working(
-    codes: Iterable[str], x: object, reference: object
+    codes: Iterable[str], x: object, reference: object, ready: bool = False
 ) -> list[tuple[str, Callable[[], Any], int]]:
     """The calls that run on ``x`` and give what ``reference`` holds: (code, thunk, ns taken).
+    ``ready``: each call waits for its result (``compile_call``).
 
     A call more than ``SLOW_FACTOR`` times slower than the fastest on its first run (and
     slower than half a second) cannot be the fastest: it is left out, not timed further.
     """
     found = []
     for code in codes:
-        fn = compile_call(code)
+        fn = compile_call(code, ready)
         start = time.perf_counter_ns()
         result = _attempt(fn, x)
         elapsed = time.perf_counter_ns() - start
@@ -619,15 +933,20 @@ def pandas_route(
         if not isinstance(mid, wanted):
             continue
         for from_pd in DIRECT.get(("pandas", case.dst), ()):
-            second = compile_call(from_pd)
+            second = compile_call(from_pd, case.dst in ASYNC_LIBS)
             start = time.perf_counter_ns()
             result = _attempt(second, mid)
             from_ns = time.perf_counter_ns() - start
             if result is not _FAILED and same_kind(result, reference):
-                label = re.sub(r"\bx\b", lambda _m, text=to_pd: text, from_pd, count=1)
+                label = _substitute(from_pd, to_pd)
                 return [(label, _chain(first, second, x), to_ns + from_ns)]
         return []
     return []
+
+
+def _substitute(code: str, text: str) -> str:
+    """``code`` with its first ``x`` replaced by ``text`` (taken literally)."""
+    return re.sub(r"\bx\b", lambda _m: text, code, count=1)
 
 
 def _chain(
@@ -648,7 +967,32 @@ def run_case(case: Case, x: object, settings: Settings) -> dict[str, Any]:
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return _run_case(case, x, settings)
+        try:
+            return _run_case(case, x, settings)
+        except Exception as exc:
+            if not _plugin_case(case):
+                raise
+            return _error_record(case, exc)
+
+
+def _plugin_case(case: Case) -> bool:
+    return case.src in PLUGINS or case.dst in PLUGINS
+
+
+def _error_record(case: Case, exc: BaseException) -> dict[str, Any]:
+    """A case of a plugin library that raised something other than an InterchangeError:
+    recorded (``status: error``), reported, and an exit status of 1 from ``run.py``,
+    rather than the end of the run (a plugin being written should not stop the others)."""
+    message = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+    return {
+        "pair": case.pair,
+        "src": case.src,
+        "dst": case.dst,
+        "shape": case.shape,
+        "rows": case.rows,
+        "status": "error",
+        "error": message,
+    }
 
 
 def _run_case(case: Case, x: object, settings: Settings) -> dict[str, Any]:
@@ -663,7 +1007,7 @@ def _run_case(case: Case, x: object, settings: Settings) -> dict[str, Any]:
     try:
         plan = HUB.plan(x, to=case.dst)
         start = time.perf_counter_ns()
-        reference = HUB.convert(x, to=case.dst)
+        reference = _ready(HUB.convert(x, to=case.dst), case.dst)
         hub_first = time.perf_counter_ns() - start
     except ih.InterchangeError as exc:
         record.update(status="no route", error=f"{type(exc).__name__}: {exc}")
@@ -683,13 +1027,21 @@ def _run_case(case: Case, x: object, settings: Settings) -> dict[str, Any]:
     record["result_bytes"] = result_bytes
     record["result_new_bytes"] = result_bytes - HUB.shared_bytes(reference, x)
 
-    direct = _working(DIRECT.get((case.src, case.dst), ()), x, reference)
-    nw_calls = _working(narwhals_calls(case.src, case.dst), x, reference)[:1]
+    ready = case.dst in ASYNC_LIBS
+    direct = _working(DIRECT.get((case.src, case.dst), ()), x, reference, ready)
+    nw_calls = _working(narwhals_calls(case.src, case.dst), x, reference, ready)[:1]
     pd_route = pandas_route(case, x, reference)
     del reference
 
-    def hub_call() -> Any:
-        return HUB.convert(x, to=case.dst)
+    if ready:
+
+        def hub_call() -> Any:
+            return HUB.convert(x, to=case.dst).block_until_ready()
+
+    else:
+
+        def hub_call() -> Any:
+            return HUB.convert(x, to=case.dst)
 
     calls: dict[str, Callable[[], Any]] = {"hub": hub_call}
     first = {"hub": hub_first}
@@ -746,8 +1098,8 @@ def plan_cases(
     for rows in sizes:
         for shape in shapes:
             for src, dst in pairs:
-                if src in TENSOR_LIBS and shape in ("string", "mixed"):
-                    continue  # numpy/torch cannot hold the source data at all
+                if not holds(src, shape):
+                    continue  # numpy/torch/jax cannot hold the source data at all
                 cases.append(Case(src, dst, shape, rows))
     return cases
 
@@ -765,14 +1117,30 @@ def run_matrix(
     sources: dict[str, Any] = {}
     for i, case in enumerate(cases, 1):
         if (case.shape, case.rows) != data_key:
-            data = sources = None
+            data = None
+            sources = {}
             _settle()
             data_key = (case.shape, case.rows)
             data = arrow_data(case.shape, case.rows)
             sources = {}
         if case.src not in sources:
-            sources = {case.src: make_source(case.src, case.shape, data)}
-        record = run_case(case, sources[case.src], settings)
+            try:
+                sources = {case.src: make_source(case.src, case.shape, data)}
+            except Exception as exc:
+                if not _plugin_case(case):
+                    raise
+                sources = {case.src: exc}
+        source = sources[case.src]
+        if isinstance(source, Exception):
+            record = _error_record(case, source)
+        else:
+            if settings.case_timeout_s:
+                faulthandler.dump_traceback_later(settings.case_timeout_s, exit=True)
+            try:
+                record = run_case(case, source, settings)
+            finally:
+                if settings.case_timeout_s:
+                    faulthandler.cancel_dump_traceback_later()
         records.append(record)
         if progress is not None:
             elapsed = time.perf_counter() - started
@@ -781,6 +1149,8 @@ def run_matrix(
 
 
 def _summary(record: dict[str, Any]) -> str:
+    if record["status"] == "error":
+        return f"ERROR {record['error']}"
     if record["status"] != "ok":
         return "no route"
     hub = record["hub"]["median_ns"] / 1e3
@@ -812,8 +1182,8 @@ def measure_dispatch(
         if src not in libs or dst not in libs:
             continue
         x = make_source(src, shape, arrow_data(shape, DISPATCH_ROWS))
-        reference = HUB.convert(x, to=dst)
-        direct = _working(DIRECT.get((src, dst), ()), x, reference)
+        reference = _ready(HUB.convert(x, to=dst), dst)
+        direct = _working(DIRECT.get((src, dst), ()), x, reference, dst in ASYNC_LIBS)
 
         def hub_call(x: object = x, dst: str = dst) -> Any:
             return HUB.convert(x, to=dst)
@@ -836,7 +1206,9 @@ def measure_dispatch(
     return out
 
 
-def profile_dispatch(src: str, dst: str, shape: str, calls: int = 20_000, top: int = 12) -> dict:
+def profile_dispatch(
+    src: str, dst: str, shape: str, calls: int = 20_000, top: int = 12
+) -> dict[str, Any]:
     """cProfile of repeated hub conversions of a tiny input: where the dispatch time goes."""
     import cProfile
     import pstats
@@ -945,7 +1317,7 @@ def measure_import(runs: int = 10) -> dict[str, Any]:
 
 def _importtime_top(stderr: str, top: int = 10) -> list[dict[str, Any]]:
     """The modules with the largest self time in ``python -X importtime`` output."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for line in stderr.splitlines():
         m = re.match(r"import time:\s+(\d+)\s+\|\s+(\d+)\s+\|(\s*)(\S+)", line)
         if m:
@@ -1058,7 +1430,10 @@ def fmt_bytes(n: float | None) -> str:
 # -- running everything ------------------------------------------------------------------------
 def environment() -> dict[str, Any]:
     versions = {}
-    for name in ("interchange-hub", "pluggy", *LIBRARIES, "narwhals", "matplotlib"):
+    plugin_dists = [f"interchange-hub-{lib}" for lib in PLUGINS]
+    extra = ["jaxlib"] if "jax" in PLUGINS else []
+    names = ("interchange-hub", "pluggy", *LIBRARIES, *extra, *plugin_dists)
+    for name in (*names, "narwhals", "matplotlib"):
         with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             versions[name] = importlib.metadata.version(name)
     commit, dirty = None, None
@@ -1077,6 +1452,9 @@ def environment() -> dict[str, Any]:
         "commit": commit,
         "uncommitted": dirty,
         "versions": versions,
+        "libraries": list(LIBRARIES),
+        # Plugin libraries not measured here, and why (not installed, or the plugin broke).
+        "skipped_libraries": dict(SKIPPED_LIBRARIES),
         "arrow_pool": pa.default_memory_pool().backend_name,
         # Other work on the machine skews times: the 1-minute load average at the start.
         "loadavg": round(os.getloadavg()[0], 2),
@@ -1145,7 +1523,8 @@ def save(results: dict[str, Any], path: Path) -> None:
 
 
 def load(path: Path | str) -> dict[str, Any]:
-    return json.loads(Path(path).read_text())
+    results: dict[str, Any] = json.loads(Path(path).read_text())
+    return results
 
 
 def ok_cases(results: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -1160,6 +1539,10 @@ class Comparison:
     improvements: list[dict[str, Any]] = field(default_factory=list)
     unchanged: int = 0
     missing: list[str] = field(default_factory=list)
+    # Cases the baseline has no measurement of (a library or shape added since): listed,
+    # never a regression.
+    new: list[str] = field(default_factory=list)
+    new_libraries: list[str] = field(default_factory=list)  # in no baseline case
 
 
 def compare(
@@ -1179,6 +1562,7 @@ def compare(
         key = (r["pair"], r["shape"], r["rows"])
         old = base.pop(key, None)
         if old is None:
+            result.new.append(f"{r['pair']}/{r['shape']}/{r['rows']}")
             continue
         change = r["hub"]["median_ns"] / old["hub"]["median_ns"] - 1
         direct_change = None
@@ -1206,6 +1590,9 @@ def compare(
         else:
             result.unchanged += 1
     result.missing = [f"{p}/{s}/{n}" for p, s, n in base]
+    known = {lib for r in baseline["cases"] for lib in (r["src"], r["dst"])}
+    current_libs = {lib for r in current["cases"] for lib in (r["src"], r["dst"])}
+    result.new_libraries = sorted(current_libs - known)
     key_of = "change" if absolute else "relative_change"
     result.regressions.sort(key=lambda r: -(r[key_of] if r[key_of] is not None else r["change"]))
     result.improvements.sort(key=lambda r: r[key_of] if r[key_of] is not None else r["change"])

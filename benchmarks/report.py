@@ -48,7 +48,8 @@ def case_rows(results: dict[str, Any]) -> list[list[str]]:
     for r in results["cases"]:
         head = [f"{r['src']} → {r['dst']}", r["shape"], f"{r['rows']:,}"]
         if r["status"] != "ok":
-            rows.append([*head, "no route", "", "", "", "", "", "", ""])
+            what = f"error: {r['error']}" if r["status"] == "error" else "no route"
+            rows.append([*head, what, "", "", "", "", "", "", ""])
             continue
         hub = r["hub"]["median_ns"]
         best = r["best_direct"]
@@ -102,7 +103,8 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
     """The targets summary, one markdown bullet (or table) per target."""
     out: list[str] = []
     ok = list(bench.ok_cases(results))
-    no_route = sum(1 for r in results["cases"] if r["status"] != "ok")
+    no_route = sum(1 for r in results["cases"] if r["status"] == "no route")
+    errors = [r for r in results["cases"] if r["status"] == "error"]
 
     def count(name: str, pred: Any = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         rows = [r for r in ok if name in r.get("targets", {}) and (pred is None or pred(r))]
@@ -138,6 +140,12 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
             out.append(f"Worst: {worst}" + (f", … {more} more" if more > 0 else ""))
         out.append("")
     out.append(f"{len(ok)} measured cases, {no_route} without a route.")
+    if errors:
+        out.append(
+            f"**{len(errors)} case(s) raised** (a plugin library's conversion failed with "
+            "something other than an InterchangeError; FAIL): "
+            + "; ".join(f"{where(r)}: {r['error']}" for r in errors[:10])
+        )
     out.append("")
 
     dispatch = results.get("dispatch") or []
@@ -259,6 +267,15 @@ def _list(rows: Sequence[dict[str, Any]], name: str, where: Any, limit: int = 40
     return ": " + "; ".join(items) + more
 
 
+def _skipped(meta: dict[str, Any]) -> list[str]:
+    """A line naming the plugin libraries this run could not measure, and why."""
+    skipped = meta.get("skipped_libraries") or {}
+    if not skipped:
+        return []
+    why = "; ".join(f"{lib} ({reason})" for lib, reason in skipped.items())
+    return [f"Not measured (library or plugin not importable): {why}.", ""]
+
+
 def markdown(results: dict[str, Any]) -> str:
     meta = results["meta"]
     versions = ", ".join(f"{k} {v}" for k, v in meta["versions"].items())
@@ -279,6 +296,7 @@ def markdown(results: dict[str, Any]) -> str:
         "",
         f"Versions: {versions}.",
         "",
+        *_skipped(meta),
         (
             "Times are medians per call (µs). Ratios are hub ÷ other (below 1: the hub is "
             "faster). `best direct` is the fastest of the direct calls tried for the pair "
@@ -340,7 +358,8 @@ def heatmap(results: dict[str, Any], path: Path | None = None) -> Figure:
                 if r is None:
                     continue
                 if r["status"] != "ok":
-                    ax.text(j, i, "–", ha="center", va="center", fontsize=7, color="#777777")
+                    mark = "error" if r["status"] == "error" else "–"
+                    ax.text(j, i, mark, ha="center", va="center", fontsize=7, color="#777777")
                     continue
                 q = ratio(r["hub"]["median_ns"], r["best_direct_ns"])
                 if q is not None:
@@ -430,9 +449,12 @@ def comparison_text(
             f"Compared {how} per (pair, shape, size): {len(cmp.regressions)} "
             f"regression(s) (> {threshold:.0%} slower), {len(cmp.improvements)} "
             f"improvement(s), {cmp.unchanged} within ±{threshold:.0%}; "
-            f"{len(cmp.missing)} baseline case(s) not run."
+            f"{len(cmp.missing)} baseline case(s) not run; {len(cmp.new)} new case(s) not "
+            "in the baseline (not compared)."
         ),
     ]
+    if cmp.new_libraries:
+        lines.append(f"Libraries the baseline does not have: {', '.join(cmp.new_libraries)}.")
     if loads is not None:
         lines.append(
             f"Load average at the start: baseline {loads[0]}, this run {loads[1]} "

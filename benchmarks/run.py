@@ -1,6 +1,6 @@
 """Benchmark interchange_hub against the direct calls, narwhals and the route through pandas.
 
-    python benchmarks/run.py --quick                      # < 1 minute
+    python benchmarks/run.py --quick                      # about a minute
     python benchmarks/run.py                              # full sizes (see README.md)
     python benchmarks/run.py --compare benchmarks/baseline.json
     python benchmarks/run.py --compare benchmarks/baseline.json --current results.json
@@ -8,8 +8,9 @@
 
 Writes results.json, report.md and heatmap.png to --out. Exit status: 0; 1 when
 --compare finds a case whose hub ÷ direct ratio grew more than 25% (re-measured with
-a longer budget before it counts) or heavy modules are imported by
-``import interchange_hub``; 2 for bad arguments.
+a longer budget before it counts), heavy modules are imported by
+``import interchange_hub`` or a case of a plugin library (jax, datasets, xarray) raised
+an error other than an InterchangeError; 2 for bad arguments.
 """
 
 from __future__ import annotations
@@ -18,9 +19,13 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import bench
 import report
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 HERE = Path(__file__).resolve().parent
 
@@ -39,7 +44,9 @@ def _sizes(values: list[str]) -> list[int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes, few repeats (< 1 min)")
+    parser.add_argument(
+        "--quick", action="store_true", help="small sizes, few repeats (about 1 min)"
+    )
     parser.add_argument("--sizes", nargs="+", help="row counts, e.g. 1e3 1e6 (or 1e3,1e6)")
     parser.add_argument("--shapes", help=f"comma-separated subset of {','.join(bench.SHAPES)}")
     parser.add_argument("--pairs", help="SRC:DST,... (default: every installed ordered pair)")
@@ -53,6 +60,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--threshold", type=float, default=bench.REGRESSION_THRESHOLD, help="regression limit"
+    )
+    parser.add_argument(
+        "--report-only",
+        action="store_true",
+        help="print the comparison, but exit 0 on regressions (crashes and heavy imports "
+        "still exit 1)",
     )
     parser.add_argument(
         "--absolute",
@@ -70,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         settings = bench.Settings(**{**settings.__dict__, "budget_s": args.budget})
     if args.no_memory:
         settings = bench.Settings(**{**settings.__dict__, "memory": False})
+    settings = bench.Settings(**{**settings.__dict__, "case_timeout_s": CASE_TIMEOUT_S})
     try:
         sizes = _sizes(args.sizes) if args.sizes else None
         pairs = bench.parse_pairs(args.pairs) if args.pairs else None
@@ -114,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "report.md").write_text(report.markdown(results))
     report.heatmap(results, args.out / "heatmap.png")
     print("\n".join(report.summary_lines(results)))
+    for lib, why in results["meta"].get("skipped_libraries", {}).items():
+        print(f"not measured: {lib} ({why})")
     print(f"\nwrote {args.out}/results.json, report.md, heatmap.png")
     print(f"took {time.perf_counter() - started:.1f} s")
 
@@ -123,17 +139,31 @@ def main(argv: list[str] | None = None) -> int:
     if heavy:
         print(f"FAIL: interchange_hub imported {', '.join(heavy)}", file=sys.stderr)
         status = 1
+    errors = [r for r in results["cases"] if r["status"] == "error"]
+    if errors:
+        print(f"FAIL: {len(errors)} case(s) raised (see report.md)", file=sys.stderr)
+        status = 1
     if baseline is not None:
         print()
-        status = max(status, _compare(results, baseline, args))
+        regressed = _compare(results, baseline, args)
+        if regressed and args.report_only:
+            print("(--report-only: the regressions above do not fail this run)")
+        elif regressed:
+            status = 1
     return status
 
 
 CONFIRM_BUDGET_S = 0.2
+# One case takes seconds at most (10 million rows); one still running after this hangs.
+CASE_TIMEOUT_S = 600.0
 
 
 def _confirm(
-    results: dict, baseline: dict, settings: bench.Settings, args: argparse.Namespace, progress
+    results: dict[str, Any],
+    baseline: dict[str, Any],
+    settings: bench.Settings,
+    args: argparse.Namespace,
+    progress: Callable[[str], None],
 ) -> None:
     """Measure the cases that look regressed again with a longer budget (quick runs take
     10 ms per measurement: noisy), and keep the second measurement."""
@@ -141,7 +171,7 @@ def _confirm(
     if not cmp.regressions:
         return
     again = bench.Settings(**{**settings.__dict__, "budget_s": CONFIRM_BUDGET_S, "memory": False})
-    cases = [bench.Case(*r["pair"].split(":"), r["shape"], r["rows"]) for r in cmp.regressions]
+    cases = [bench.Case(*_pair(r["pair"]), r["shape"], r["rows"]) for r in cmp.regressions]
     progress(f"re-measuring {len(cases)} case(s) that look regressed ...")
     fresh = {
         (r["pair"], r["shape"], r["rows"]): r for r in bench.run_matrix(cases, again, progress)
@@ -155,7 +185,12 @@ def _confirm(
     bench.evaluate(results["cases"])
 
 
-def _compare(results: dict, baseline: dict, args: argparse.Namespace) -> int:
+def _pair(text: str) -> tuple[str, str]:
+    src, _, dst = text.partition(":")
+    return src, dst
+
+
+def _compare(results: dict[str, Any], baseline: dict[str, Any], args: argparse.Namespace) -> int:
     """Print the comparison with the baseline; 1 if any case regressed."""
     cmp = bench.compare(results, baseline, args.threshold, args.absolute)
     loads = (baseline["meta"].get("loadavg"), results["meta"].get("loadavg"))

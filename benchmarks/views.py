@@ -111,7 +111,8 @@ def heatmap(results: dict[str, Any], dpi: int = 100) -> Figure:
                     continue  # numpy/torch cannot hold this shape: left blank
                 if r["status"] != "ok":
                     ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, color="#d9d9d9", zorder=0.5))
-                    ax.text(j, i, "no route", ha="center", va="center", fontsize=7, color="#444")
+                    what = "error" if r["status"] == "error" else "no route"
+                    ax.text(j, i, what, ha="center", va="center", fontsize=7, color="#444")
                     continue
                 q = ratio(r["hub"]["median_ns"], r["best_direct_ns"])
                 if q is not None:
@@ -160,7 +161,7 @@ def heatmap(results: dict[str, Any], dpi: int = 100) -> Figure:
     bar = fig.colorbar(
         image, ax=axes[0].tolist(), location="bottom", shrink=0.7, aspect=50, pad=0.01
     )
-    vmin, vmax = float(norm.vmin), float(norm.vmax)
+    vmin, vmax = math.log2(lo), math.log2(hi)  # the norm's limits
     ticks: list[float] = list(range(math.ceil(vmin), math.floor(vmax) + 1))
     labels = [f"{2.0**t:g}×" if t >= 0 else f"1/{2**-t}×" for t in ticks]
     if vmax - ticks[-1] < 0.6:  # the largest ratio measured ends the scale: label it
@@ -385,14 +386,17 @@ def headline_text(results: dict[str, Any]) -> str:
     cells = head["cells"]
     if not cells:
         return "No case had a direct call to compare with."
-    no_route = sum(1 for r in results["cases"] if r["status"] != "ok")
+    no_route = sum(1 for r in results["cases"] if r["status"] == "no route")
+    errors = sum(1 for r in results["cases"] if r["status"] == "error")
     lost = len(head["zero_copy_lost"])
     return (
         f"**{head['within']} of {cells} conversions ({head['within'] / cells:.0%}) take at most "
         f"{bench.COPY_SPEED_TARGET:g}× the time of the fastest direct call**; "
         f"{len(head['above_cap'])} take more than {bench.HEADLINE_CAP:g}×; "
         f"{lost} copy data that a direct call shares"
-        + (f"; {no_route} pairs have no route." if no_route else ".")
+        + (f"; {no_route} pairs have no route" if no_route else "")
+        + (f"; {errors} raised an error" if errors else "")
+        + "."
     )
 
 

@@ -30,8 +30,11 @@ CELLS: list[tuple[str, str]] = [
 
 `interchange_hub` converts data between pyarrow, nanoarrow, polars, pandas, numpy and
 torch with one call, `ih.convert(obj, to="polars")`, sharing memory wherever the layouts
-allow and saying where they do not. This notebook measures what that costs against the
-call you would write by hand, for every ordered pair of those libraries:
+allow and saying where they do not; plugin packages add JAX, Hugging Face `datasets` and
+xarray. This notebook measures what that costs against the call you would write by hand,
+for every ordered pair of the six built-in libraries, and for each plugin library that is
+installed, to and from the two libraries it is most used with (JAX: numpy and torch;
+`datasets`: polars and pandas; xarray: pandas and numpy):
 
 1. **Sample data**: the five kinds of data measured;
 2. **Speed**: the hub's time against the fastest direct call, per pair, shape and size;
@@ -40,8 +43,8 @@ call you would write by hand, for every ordered pair of those libraries:
 5. **Devices**: moves between CPU and GPU, explicit steps of a plan.
 
 The data is small (1,000 and 100,000 rows, short measurements) so that the notebook runs
-in about 20 seconds; its ratios are indicative. `python benchmarks/run.py` measures up to
-10 million rows (see `benchmarks/README.md`).
+in about half a minute; its ratios are indicative. `python benchmarks/run.py` measures
+every pair of the installed libraries, up to 10 million rows (see `benchmarks/README.md`).
 
 **Running it**: in a checkout, `pip install -e '.[bench]'`, then open this file in Jupyter
 or VS Code (which start the kernel in `notebooks/`, where `benchkit.py` makes the
@@ -68,14 +71,20 @@ from benchkit import bench, views""",
 ## 1. Sample data
 
 Each shape is built once in Arrow and handed to each library through the library's own
-API (`bench.make_source`). numpy and torch hold the tables as 2-D tensors and cannot hold
-the `string` and `mixed` tables.""",
+API (`bench.make_source`). numpy, torch and jax hold the tables as 2-D tensors and cannot
+hold the `string` and `mixed` tables; `datasets` holds each shape as a `Dataset`, xarray
+the tensors as a `DataArray` and the other tables as a `Dataset`. The plugin libraries
+measured here, and any skipped (not installed, or the plugin does not load), are listed
+below the shapes.""",
     ),
     (
         "code",
         """\
 rows = "\\n".join(f"| `{shape}` | {doc} |" for shape, doc in bench.SHAPE_DOC.items())
-display(Markdown("| shape | data |\\n|---|---|\\n" + rows))""",
+display(Markdown("| shape | data |\\n|---|---|\\n" + rows))
+print("plugin libraries measured:", ", ".join(bench.PLUGINS) or "none")
+for name, why in bench.SKIPPED_LIBRARIES.items():
+    print(f"skipped: {name} ({why})")""",
     ),
     (
         "md",
@@ -103,14 +112,14 @@ call a user might write for that pair (`pl.from_arrow(x)`, `df.to_numpy()`,
 Each cell shows **hub time ÷ fastest direct call** (bold) and, below it, the **hub's
 median time**. The colour follows the ratio on a log scale: greens at or below 1.05×
 (darker: the hub is faster), yellow to dark red above, up to the largest ratio measured.
-**Z** marks results that share every byte of the source, checked by buffer address.
-Blank cells are shapes numpy and torch cannot hold.""",
+**Z** marks results that share every byte of the source and add none, checked by buffer
+address. Blank cells are shapes numpy, torch and jax cannot hold.""",
     ),
     (
         "code",
         """\
 bench.prepare()
-cases = bench.plan_cases([1_000, 100_000])
+cases = bench.plan_cases([1_000, 100_000], pairs=bench.sample_pairs())
 records = bench.run_matrix(cases, bench.Settings.quick())
 bench.evaluate(records)
 results = {"cases": records}
@@ -181,6 +190,30 @@ display(ih.plan(series, to="torch"))
 
 with_nulls = pd.DataFrame({"n": pd.array([1, None, 3], dtype="Int64"), "f": [0.5, 1.5, 2.5]})
 display(ih.plan(with_nulls, to="numpy"))""",
+    ),
+    (
+        "md",
+        """\
+The plugin libraries plan the same way: torch allocates at 64-byte boundaries, so JAX
+shares a tensor's memory (a numpy array, 16-byte aligned, would be copied, and the plan
+would say why); a `datasets.Dataset` wraps the Arrow data it is given; a `DataArray`'s
+values go to a tensor as they are. These plans come from the benchmark's hub,
+`bench.HUB` (the built-in adapters and the plugins that load here); `ih.plan` gives the
+same once the plugins are installed, as it loads them through their entry points.""",
+    ),
+    (
+        "code",
+        """\
+if "jax" in bench.PLUGINS:
+    display(bench.HUB.plan(torch.arange(100_000, dtype=torch.float32), to="jax"))
+if "datasets" in bench.PLUGINS:
+    display(bench.HUB.plan(bench.make_source("polars", "mixed", mixed), to="datasets"))
+if "xarray" in bench.PLUGINS:
+    data_array = bench.make_source("xarray", "tensor2d", bench.arrow_data("tensor2d", 1_000))
+    display(bench.HUB.plan(data_array, to="torch"))
+missing = [name for name in bench.PLUGIN_LIBRARIES if name not in bench.PLUGINS]
+if missing:
+    print("not installed or not loading (see section 1), so not shown:", ", ".join(missing))""",
     ),
     (
         "md",
@@ -284,6 +317,7 @@ display(Markdown(
 ))""",
     ),
 ]
+
 
 def build() -> nbformat.NotebookNode:
     nb = new_notebook()

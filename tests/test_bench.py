@@ -1,0 +1,131 @@
+"""The benchmark's library (benchmarks/bench.py): its calls, its sources, its comparison
+with a baseline.
+
+``bench`` runs in a fresh interpreter, once for the module: importing it loads the plugin
+libraries that are installed (jax, datasets, xarray) and turns on ``jax_enable_x64``,
+which must not leak into the other tests.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _case(pair: str, hub_ns: float, direct_ns: float) -> dict[str, Any]:
+    src, dst = pair.split(":")
+    return {
+        "pair": pair,
+        "src": src,
+        "dst": dst,
+        "shape": "numeric",
+        "rows": 1000,
+        "status": "ok",
+        "hub": {"median_ns": hub_ns},
+        "best_direct_ns": direct_ns,
+    }
+
+
+BASELINE = {"meta": {}, "cases": [_case("pyarrow:polars", 100, 100), _case("pyarrow:torch", 5, 1)]}
+CURRENT = {
+    "meta": {},
+    "cases": [
+        _case("pyarrow:polars", 101, 100),
+        _case("pyarrow:torch", 5, 1),
+        _case("torch:jax", 900, 100),  # 9x the direct call, but no baseline to compare with
+    ],
+}
+
+SCRIPT = """
+import importlib.util, json, sys
+import bench, report
+
+facts = {"libraries": list(bench.LIBRARIES), "skipped": bench.SKIPPED_LIBRARIES}
+facts["unused"] = bench.unused_direct_calls()
+facts["installed"] = {
+    name: all(importlib.util.find_spec(m) for m in modules)
+    for name, modules in bench.PLUGIN_LIBRARIES.items()
+}
+sources = {}
+for lib in bench.PLUGINS:
+    for shape in bench.SHAPES:
+        x = bench.make_source(lib, shape, bench.arrow_data(shape, 10))
+        sources[f"{lib}/{shape}"] = None if x is None else (
+            [type(x).__name__, bench.holds(lib, shape), bench.HUB.describe(x).rows > 0]
+        )
+facts["sources"] = sources
+cmp = bench.compare(json.loads(sys.argv[1]), json.loads(sys.argv[2]))
+facts["compare"] = {
+    "regressions": len(cmp.regressions),
+    "unchanged": cmp.unchanged,
+    "new": cmp.new,
+    "new_libraries": cmp.new_libraries,
+    "text": report.comparison_text(cmp, bench.REGRESSION_THRESHOLD),
+}
+print(json.dumps(facts))
+"""
+
+
+@pytest.fixture(scope="module")
+def facts() -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, json.dumps(CURRENT), json.dumps(BASELINE)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT / "benchmarks",
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_every_direct_call_runs_on_some_shape(facts: dict[str, Any]) -> None:
+    # A direct call that fails on every shape (or never gives what the hub gives) is never
+    # timed: the benchmark would compare the hub with fewer calls than it lists.
+    assert facts["unused"] == [], facts["unused"]
+
+
+def test_plugin_libraries_are_measured_or_skipped_with_a_reason(facts: dict[str, Any]) -> None:
+    for name, installed in facts["installed"].items():
+        measured, skipped = name in facts["libraries"], name in facts["skipped"]
+        assert measured != skipped, name
+        if not installed:
+            assert skipped and facts["skipped"][name], name
+
+
+def test_plugin_library_sources_hold_each_shape(facts: dict[str, Any]) -> None:
+    expected = {
+        "jax": {"numeric": "ArrayImpl", "column": "ArrayImpl", "tensor2d": "ArrayImpl"},
+        "datasets": dict.fromkeys(("numeric", "string", "mixed", "column", "tensor2d"), "Dataset"),
+        "xarray": {
+            "numeric": "DataArray",
+            "string": "Dataset",
+            "mixed": "Dataset",
+            "column": "DataArray",
+            "tensor2d": "DataArray",
+        },
+    }
+    for key, row in facts["sources"].items():
+        lib, shape = key.split("/")
+        want = expected[lib].get(shape)
+        if want is None:
+            assert row is None, key  # jax holds no strings
+        else:
+            assert row == [want, True, True], key
+
+
+def test_compare_counts_cases_missing_from_the_baseline_as_new(facts: dict[str, Any]) -> None:
+    found = facts["compare"]
+    assert (found["regressions"], found["unchanged"]) == (0, 2)
+    assert found["new"] == ["torch:jax/numeric/1000"] and found["new_libraries"] == ["jax"]
+    assert "1 new case(s) not in the baseline" in found["text"]
+    assert "Libraries the baseline does not have: jax" in found["text"]

@@ -264,7 +264,7 @@ class JaxAdapter(Adapter):
             return []
         if len(obj.devices()) != 1:
             return []  # one buffer per device: no single range to show
-        return [Buffer(obj.unsafe_buffer_pointer(), int(obj.nbytes), str(_device(obj)))]
+        return [Buffer(_pointer(obj), int(obj.nbytes), str(_device(obj)))]
 
     def edges(self) -> Sequence[Edge]:
         return (
@@ -455,7 +455,7 @@ def _share(value: Any) -> Any:
             out = _device_put(arr)
         except ValueError as exc:  # jax's "is not aligned to 64 bytes" under copy=False
             raise RouteChanged(str(exc)) from None
-    if address is not None and out.unsafe_buffer_pointer() != address:
+    if address is not None and _pointer(out) != address:
         raise RouteChanged("jax copied a buffer the route planned to share")
     return out
 
@@ -487,7 +487,7 @@ def _copy(value: Any, new: bool) -> Any:
     except (BufferError, RuntimeError, ValueError, TypeError):
         # A read-only producer, or strides jax does not import: numpy reads it.
         return jnp.array(np.from_dlpack(value), copy=True)
-    if new and (address is None or out.unsafe_buffer_pointer() == address):
+    if new and (address is None or _pointer(out) == address):
         return jnp.array(out, copy=True)  # jax kept the source's buffer: copy it now
     return out
 
@@ -595,6 +595,13 @@ def _cast_estimate(ctx: Context) -> Estimate:
 def _cast(value: Any, ctx: Context) -> Any:
     jnp = _jax().numpy
     return jnp.asarray(value).astype(ctx.dtype)
+
+
+def _pointer(arr: Any) -> int:
+    """``arr.unsafe_buffer_pointer()`` once ``arr`` is computed: on an array still being
+    computed it waits holding the GIL, and a pending copy out of a numpy array needs the
+    GIL to finish (a deadlock, seen with gdb)."""
+    return int(arr.block_until_ready().unsafe_buffer_pointer())
 
 
 @hookimpl

@@ -155,6 +155,8 @@ def test_extension_types_with_nulls_keep_their_type_through_pandas(
     table = pa.table({"e": pa.ExtensionArray.from_storage(typ, storage), "x": [1.0, 2.0]})
     frame = hub.convert(table, to="pandas")  # not float64
     assert hub.plan(table, to="pandas").zero_copy
+    extension = table.select(["e"])
+    assert hub.shared_bytes(frame, extension) == sum(b.size for b in hub.buffers(extension))
     back = hub.convert(frame, to="pyarrow")
     assert back.schema.field("e").type == typ and back.column("e").equals(table.column("e"))
     series = hub.convert(table.column("e"), to="pandas")

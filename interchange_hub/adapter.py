@@ -28,6 +28,7 @@ from interchange_hub._core.dtypes import (
     is_numeric,
     is_string,
     is_temporal,
+    np_dtype_name,
     tz_of,
     unit_of,
 )
@@ -94,6 +95,7 @@ __all__ = [
     "is_string",
     "is_temporal",
     "move_estimate",
+    "np_dtype_name",
     "passthrough",
     "report_losses",
     "require",

@@ -7,7 +7,6 @@ The estimate functions here and the conversion functions beside them must agree:
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
@@ -22,6 +21,7 @@ from interchange_hub._core.dtypes import (
     is_integer,
     is_numeric,
     is_string,
+    np_dtype_name,
     tz_of,
     unit_of,
 )
@@ -51,24 +51,6 @@ UNREADABLE = "unknown (numpy cannot read this DLPack tensor)"
 
 def np_module() -> Any:
     return require("numpy", "to handle tensors")
-
-
-@cache
-def np_dtype_name(dtype: Any) -> str:
-    """The hub's name for a numpy dtype."""
-    kind = dtype.kind
-    if not dtype.isnative:
-        return f"numpy_non-native {dtype.str}"
-    if kind in "iufc" and dtype.name not in ("float128", "longdouble", "complex256", "clongdouble"):
-        return str(dtype.name)
-    if kind == "b":
-        return "bool"
-    if kind in "Mm":
-        unit = dtype.name.split("[")[-1].rstrip("]") if "[" in dtype.name else "generic"
-        if unit in ("s", "ms", "us", "ns"):
-            return f"{'timestamp' if kind == 'M' else 'duration'}[{unit}]"
-        return f"numpy_{dtype.name}"  # units Arrow lacks (D, W, M, Y, h, m, generic)
-    return {"U": "numpy_str", "S": "numpy_bytes", "O": "object"}.get(kind, f"numpy_{dtype}")
 
 
 def layout_of(arr: Any) -> str:

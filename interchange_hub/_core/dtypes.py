@@ -9,7 +9,8 @@ here imports a data library.
 
 from __future__ import annotations
 
-from typing import Final
+from functools import cache
+from typing import Any, Final
 
 
 def is_integer(dtype: str) -> bool:
@@ -207,3 +208,24 @@ def common_dtype(dtypes: set[str]) -> str | None:
         return f"int{max(signed)}"
     need = max(max(signed), 2 * max(unsigned))
     return f"int{need}" if need <= 64 else "float64"
+
+
+# --- numpy dtypes ------------------------------------------------------------------------------
+
+
+@cache
+def np_dtype_name(dtype: Any) -> str:
+    """The hub's name for a numpy dtype (read from its attributes: numpy is not imported)."""
+    kind = dtype.kind
+    if not dtype.isnative:
+        return f"numpy_non-native {dtype.str}"
+    if kind in "iufc" and dtype.name not in ("float128", "longdouble", "complex256", "clongdouble"):
+        return str(dtype.name)
+    if kind == "b":
+        return "bool"
+    if kind in "Mm":
+        unit = dtype.name.split("[")[-1].rstrip("]") if "[" in dtype.name else "generic"
+        if unit in ("s", "ms", "us", "ns"):
+            return f"{'timestamp' if kind == 'M' else 'duration'}[{unit}]"
+        return f"numpy_{dtype.name}"  # units Arrow lacks (D, W, M, Y, h, m, generic)
+    return {"U": "numpy_str", "S": "numpy_bytes", "O": "object"}.get(kind, f"numpy_{dtype}")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from interchange_hub._bridge import devices, tensors
 from interchange_hub._core.deps import require
 from interchange_hub._core.device import Device, DeviceType
+from interchange_hub._core.dtypes import np_dtype_name
 from interchange_hub._core.info import (
     Column,
     Copy,
@@ -67,7 +68,7 @@ class CupyAdapter(Adapter):
         return {_ndarray(): Kind.TENSOR}
 
     def describe(self, obj: Any) -> DataInfo:
-        col = Column("", tensors.np_dtype_name(obj.dtype), int(obj.nbytes), 0)
+        col = Column("", np_dtype_name(obj.dtype), int(obj.nbytes), 0)
         return DataInfo(
             Kind.TENSOR,
             (col,),

@@ -17,9 +17,15 @@ from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
 from interchange_hub._bridge.cow import share_on_write
-from interchange_hub._bridge.tensors import ndarray_buffers, np_dtype_name, np_module
+from interchange_hub._bridge.tensors import ndarray_buffers, np_module
 from interchange_hub._core.deps import require
-from interchange_hub._core.dtypes import FIXED_SHAPE_TENSOR, is_integer, is_numeric, is_string
+from interchange_hub._core.dtypes import (
+    FIXED_SHAPE_TENSOR,
+    is_integer,
+    is_numeric,
+    is_string,
+    np_dtype_name,
+)
 from interchange_hub._core.info import (
     NO_FLAGS,
     Column,

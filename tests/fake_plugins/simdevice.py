@@ -17,9 +17,10 @@ from typing import Any
 import numpy as np
 
 import interchange_hub as ih
-from interchange_hub._bridge import devices, tensors
+from interchange_hub._bridge import devices
 from interchange_hub._c import dlpack
 from interchange_hub._core.device import Device, DeviceType
+from interchange_hub._core.dtypes import np_dtype_name
 from interchange_hub._core.info import (
     Column,
     Copy,
@@ -74,7 +75,7 @@ class SimArray:
 
     @property
     def dtype(self) -> str:
-        return tensors.np_dtype_name(self._mem.dtype)
+        return np_dtype_name(self._mem.dtype)
 
     @property
     def nbytes(self) -> int:

@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
-from interchange_hub.adapter import Column, DataInfo, Flag, Kind, require
+from interchange_hub.adapter import Column, DataInfo, Flag, Kind, np_dtype_name, require
 
 NAME = "xarray"
 # The values column of an unnamed DataArray: xarray's own __arrow_c_stream__ and the hub
@@ -200,22 +199,6 @@ def positions(entry: Entry, lay: Layout) -> Any:
 
 
 # -- dtype names ------------------------------------------------------------------------------
-@cache
-def np_name(dtype: Any) -> str:
-    """The hub's name for a numpy dtype (as the hub's numpy adapter names it)."""
-    kind = dtype.kind
-    if not dtype.isnative:
-        return f"numpy_non-native {dtype.str}"
-    if kind in "iufc" and dtype.name not in ("float128", "longdouble", "complex256", "clongdouble"):
-        return str(dtype.name)
-    if kind == "b":
-        return "bool"
-    if kind in "Mm":
-        unit = dtype.name.split("[")[-1].rstrip("]") if "[" in dtype.name else "generic"
-        if unit in ("s", "ms", "us", "ns"):
-            return f"{'timestamp' if kind == 'M' else 'duration'}[{unit}]"
-        return f"numpy_{dtype.name}"
-    return {"U": "numpy_str", "S": "numpy_bytes", "O": "object"}.get(kind, f"numpy_{dtype}")
 
 
 def layout_of(arr: Any) -> str:
@@ -292,13 +275,17 @@ def column(entry: Entry, lay: Layout) -> Column:
             dtype = np_module().dtype(var.dtype)
         except TypeError:  # a duck array's own dtype
             return Column(entry.name, str(var.dtype), -1, -1, flags=frozenset(flags))
-        return Column(entry.name, np_name(dtype), rows * dtype.itemsize, -1, flags=frozenset(flags))
+        return Column(
+            entry.name, np_dtype_name(dtype), rows * dtype.itemsize, -1, flags=frozenset(flags)
+        )
     dtype = var.dtype
     if held == "index" and dtype.kind not in "MmUSO":
         # An index coordinate of numbers: what matters is known without its values.
         if vdims != lay.dims and var.size != rows:
             flags.add(SPREAD)
-        return Column(entry.name, np_name(dtype), rows * dtype.itemsize, 0, flags=frozenset(flags))
+        return Column(
+            entry.name, np_dtype_name(dtype), rows * dtype.itemsize, 0, flags=frozenset(flags)
+        )
     values = var._data if held == "numpy" else var.values
     nulls, missing = _nulls(values)
     if nulls and vdims != lay.dims:
@@ -315,7 +302,7 @@ def column(entry: Entry, lay: Layout) -> Column:
             flags.add(OBJECT + object_type(values, missing))
     else:
         nbytes = rows * dtype.itemsize
-    return Column(entry.name, np_name(dtype), nbytes, nulls, flags=frozenset(flags))
+    return Column(entry.name, np_dtype_name(dtype), nbytes, nulls, flags=frozenset(flags))
 
 
 def restorable(values: Any, kept: Any) -> str:

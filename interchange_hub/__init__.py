@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     import numpy
     import torch
 
@@ -31,7 +33,7 @@ if TYPE_CHECKING:
         Unroutable,
     )
     from interchange_hub._engine.plans import Plan, Step
-    from interchange_hub.adapter import Adapter, Buffer, Context, Edge
+    from interchange_hub.adapter import Adapter, Buffer, Collection, Context, Edge, Options
     from interchange_hub.errors import (
         ConsumedSourceError,
         ConversionError,
@@ -56,7 +58,10 @@ if TYPE_CHECKING:
 # The public names and the modules that define them: imported on first access, so that
 # `import interchange_hub` costs almost nothing (no pluggy, no data library).
 _LAZY = {
-    "interchange_hub.adapter": ("Adapter", "Buffer", "Context", "Edge"),
+    "interchange_hub.adapter": ("Adapter", "Buffer", "Collection", "Context", "Edge", "Options"),
+    # Above this module (it converts on workers with default_hub()): typed through
+    # interchange_hub.partitioned, not imported here even for the type checker.
+    "interchange_hub.partitioned": ("Partitioned", "PartitionedPlan"),
     "interchange_hub.errors": (
         "ConsumedSourceError",
         "ConversionError",
@@ -109,6 +114,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "Adapter",
     "Buffer",
+    "Collection",
     "Column",
     "ConsumedSourceError",
     "Context",
@@ -130,6 +136,9 @@ __all__ = [
     "LossyConversionWarning",
     "MissingDependencyError",
     "NoRouteError",
+    "Options",
+    "Partitioned",
+    "PartitionedPlan",
     "Plan",
     "PluginInfo",
     "PluginWarning",
@@ -145,6 +154,7 @@ __all__ = [
     "default_hub",
     "export",
     "hookimpl",
+    "iter_batches",
     "plan",
 ]
 
@@ -334,6 +344,54 @@ def plan(
     """
     return default_hub().plan(
         obj, to, copy=copy, device=device, strict=strict, dtype=dtype, as_dict=as_dict
+    )
+
+
+def iter_batches(
+    source: object,
+    to: object,
+    *,
+    batch_size: int | None = None,
+    drop_last: bool = False,
+    copy: bool | None = None,
+    device: str | Device | None = None,
+    strict: bool = False,
+    dtype: object = None,
+    as_dict: bool = False,
+) -> Iterator[Any]:
+    """Iterate over ``source`` in batches of ``batch_size`` rows, each converted to ``to``.
+
+    :param source: a table, a column or a stream of any library (read as the loop goes,
+        never all at once), a tensor (sliced along its first dimension), or a partitioned
+        collection (a Dask DataFrame, a Ray Dataset: fetched one partition or batch at a
+        time, with their plugins installed).
+    :param batch_size: rows per batch; the last batch is shorter unless ``drop_last``.
+        None gives the source's own chunks (record batches, partitions) as they are.
+    :param as_dict: each batch as ``{column: result}`` (tensors per column, zero-copy
+        where the column allows).
+    :returns: an iterator; the arguments are checked, and the route to Arrow planned,
+        when it is made. The other arguments are those of :func:`convert`, per batch.
+
+    Batches are slices of the source's memory: a batch inside one chunk converts as the
+    chunk would (zero-copy where the layout allows); a batch that spans two chunks has two,
+    and its conversion to a tensor copies it (``ih.plan`` of a batch says so).
+
+    >>> import interchange_hub as ih
+    >>> import pyarrow as pa
+    >>> t = pa.table({"x": [1.0, 2.0, 3.0, 4.0, 5.0]})
+    >>> [len(b) for b in ih.iter_batches(t, to="polars", batch_size=2)]
+    [2, 2, 1]
+    """
+    return default_hub().iter_batches(
+        source,
+        to,
+        batch_size=batch_size,
+        drop_last=drop_last,
+        copy=copy,
+        device=device,
+        strict=strict,
+        dtype=dtype,
+        as_dict=as_dict,
     )
 
 

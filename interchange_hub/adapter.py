@@ -56,7 +56,7 @@ from interchange_hub._core.protocols import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Hashable, Mapping, Sequence
+    from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
     from contextlib import AbstractContextManager
 
 __all__ = [
@@ -67,6 +67,7 @@ __all__ = [
     "PROTOCOL_NODES",
     "Adapter",
     "Buffer",
+    "Collection",
     "Column",
     "Context",
     "Copy",
@@ -79,6 +80,7 @@ __all__ = [
     "IdentityKeys",
     "Kind",
     "Loss",
+    "Options",
     "RouteChanged",
     "Unroutable",
     "alignment_of",
@@ -272,6 +274,8 @@ class Adapter:
     means the generic note: writing raises ``ValueError``). ``writes_through``: the
     library's objects ignore read-only flags (torch), so a result sharing read-only memory
     of its source warns with :class:`~interchange_hub.errors.WriteThroughWarning`.
+    ``source_only``: the library is read, never written (an engine's collections), and
+    ``to=`` that library is refused with this hint of what to do instead.
     """
 
     name: str = ""
@@ -283,6 +287,9 @@ class Adapter:
     aliases: Sequence[str] = ()
     readonly_note: str = ""
     writes_through: bool = False
+    # Not a target: what to do instead (an engine's collections are made by the engine:
+    # "dd.from_pandas(...)"). Such an adapter is left out of the "Known targets" lists.
+    source_only: str = ""
 
     def owns(self, obj: object) -> bool:
         """Whether ``obj`` belongs to this library; only called when ``module`` is loaded."""
@@ -342,5 +349,77 @@ class Adapter:
 
         return nullcontext()
 
+    def collection(self, obj: Any) -> Collection | None:
+        """``obj`` as a partitioned collection on an engine (a Dask DataFrame, a Ray
+        Dataset), or None (the default: ``obj`` is local data, converted by a route).
+
+        The hub hands the conversion of a collection to it: each partition is converted
+        where it lives, by the hub of that process (see :class:`Collection`).
+        """
+        return None
+
+    def concat(self, parts: Sequence[Any]) -> Any:
+        """One object of this library from ``parts`` (objects of this library, one per
+        partition, in order): ``pl.concat``, ``pa.concat_tables``, ``np.concatenate``.
+
+        Used by ``Partitioned.compute()`` and :func:`~interchange_hub.iter_batches`;
+        ``parts`` has at least one element. Lossless; sharing the parts' memory where the
+        library can (chunked results) is better than copying.
+        """
+        raise NotImplementedError(
+            f"the {self.name} adapter cannot join partitions; take them one by one "
+            "with .partitions()"
+        )
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """The options of one ``convert`` call, as given (picklable: they travel to workers)."""
+
+    copy: bool | None = None
+    device: str | Device | None = None
+    strict: bool = False
+    dtype: object = None
+    as_dict: bool = False
+
+    def kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of ``convert`` and ``plan``."""
+        return {
+            "copy": self.copy,
+            "device": self.device,
+            "strict": self.strict,
+            "dtype": self.dtype,
+            "as_dict": self.as_dict,
+        }
+
+
+class Collection:
+    """A partitioned collection (Dask, Ray) as its adapter hands it to the hub.
+
+    An engine plugin's adapter returns one from :meth:`Adapter.collection`. The hub calls
+    :meth:`convert` and :meth:`plan` instead of routing the object itself, and
+    :meth:`batches` for :func:`~interchange_hub.iter_batches`. ``hub`` is the
+    :class:`~interchange_hub.Hub` making the call: plan the partitions' metadata with it;
+    the partitions themselves are converted on the workers by their own default hub
+    (``interchange_hub.partitioned.run_partition``).
+    """
+
+    engine: str = ""  # "dask", "ray": what plans and messages call the engine
+
+    def convert(self, hub: Any, to: object, options: Options) -> Any:
+        """The lazy result: the engine's own collection where it holds the target's
+        objects, else an :class:`~interchange_hub.Partitioned`."""
+        raise NotImplementedError
+
+    def plan(self, hub: Any, to: object, options: Options) -> Any:
+        """A :class:`~interchange_hub.partitioned.PartitionedPlan` from the engine's
+        metadata, before anything runs."""
+        raise NotImplementedError
+
+    def batches(self, batch_size: int | None) -> Iterator[Any]:
+        """The data as local objects, in order, fetched to this process one at a time
+        (of ``batch_size`` rows where the engine can cut them so; the hub rebatches)."""
+        raise NotImplementedError

@@ -6,7 +6,7 @@ declare ``requires=("pyarrow",)``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from interchange_hub._c.capsule import ARROW_ARRAY_STREAM, check_capsule
 from interchange_hub._core.deps import require
@@ -14,6 +14,9 @@ from interchange_hub._core.dtypes import hub_name
 from interchange_hub._core.info import NO_FLAGS, Column, DataInfo, Flag, Kind, alignment_of
 from interchange_hub._core.protocols import is_arrow_array, is_arrow_stream
 from interchange_hub.adapter import Buffer
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
 
 
 def pa_module() -> Any:
@@ -345,3 +348,57 @@ def named_columns(value: Any, kind: Kind) -> list[tuple[str, Any]]:
         return [("", read_column(value))]
     table = read_table(value)
     return list(zip(table.column_names, table.columns, strict=True))
+
+
+def pieces_of(value: Any, kind: Kind) -> Iterator[Any]:
+    """The Arrow data of ``value`` as pyarrow pieces, in order: RecordBatches (tables and
+    streams, a stream read batch by batch as the loop asks) or Arrays (``Kind.COLUMN``)."""
+    pa = pa_module()
+    if kind == Kind.COLUMN:
+        col = read_column(value)
+        yield from col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    elif isinstance(value, pa.Table):
+        yield from value.to_batches()
+    elif isinstance(value, pa.RecordBatch):
+        yield value
+    elif is_arrow_stream(value):
+        yield from pa.RecordBatchReader.from_stream(value)
+    else:
+        yield pa.record_batch(value)
+
+
+def rebatch(
+    pieces: Iterable[Any], batch_size: int | None, *, drop_last: bool = False
+) -> Iterator[Any]:
+    """Tables (or, for Arrays, columns) of exactly ``batch_size`` rows from ``pieces``
+    (RecordBatches or Arrays), the last one shorter unless ``drop_last``.
+
+    Pieces are sliced, never copied: a batch that spans pieces is a Table (ChunkedArray)
+    of several chunks. ``batch_size=None`` gives each non-empty piece as it comes.
+    """
+    pa = pa_module()
+    held: list[Any] = []
+    rows = 0
+
+    def emit(parts: list[Any]) -> Any:
+        if isinstance(parts[0], pa.RecordBatch):
+            return pa.Table.from_batches(parts)
+        return parts[0] if len(parts) == 1 else pa.chunked_array(parts, type=parts[0].type)
+
+    for piece in pieces:
+        if not len(piece):
+            continue
+        if batch_size is None:
+            yield emit([piece])
+            continue
+        offset = 0
+        while offset < len(piece):
+            take = min(batch_size - rows, len(piece) - offset)
+            held.append(piece.slice(offset, take))
+            rows += take
+            offset += take
+            if rows == batch_size:
+                yield emit(held)
+                held, rows = [], 0
+    if held and not drop_last:
+        yield emit(held)

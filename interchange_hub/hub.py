@@ -20,7 +20,7 @@ from interchange_hub.plugins import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Iterator
 
     import pluggy
 
@@ -71,6 +71,7 @@ class Hub:
         self._cache = RouteCache()
         self._router = Router(self._registry, self._cache)
         self._planner = Planner(self._registry, self._router, self._cache)
+        self._planner.hub = self  # collections (Dask, Ray) plan their metadata with it
         self._lock = threading.Lock()
         self._loading = 0  # the thread loading the plugins, while it does
 
@@ -203,6 +204,35 @@ class Hub:
             return self.planner.convert_columns(obj, to, copy, device, strict, dtype)
         planner = self._planner if self._pm is not None else self.planner  # the hot path
         return planner.convert(obj, to, copy, device, strict, dtype)
+
+    def iter_batches(
+        self,
+        source: object,
+        to: object,
+        *,
+        batch_size: int | None = None,
+        drop_last: bool = False,
+        copy: bool | None = None,
+        device: str | Device | None = None,
+        strict: bool = False,
+        dtype: object = None,
+        as_dict: bool = False,
+    ) -> Iterator[Any]:
+        """``source`` as batches of ``to``; see :func:`interchange_hub.iter_batches`."""
+        from interchange_hub._engine.batches import iter_batches
+
+        return iter_batches(
+            self,
+            source,
+            to,
+            batch_size=batch_size,
+            drop_last=drop_last,
+            copy=copy,
+            device=device,
+            strict=strict,
+            dtype=dtype,
+            as_dict=as_dict,
+        )
 
     def export(self, obj: object) -> Any:
         """An object exposing every interchange dunder that applies to ``obj``."""

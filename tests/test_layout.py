@@ -33,9 +33,9 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("_engine.router",),
     ("_engine.planner",),
     ("plugins", "_export"),
-    ("hub",),
+    ("hub", "_engine.batches"),
     ("__init__", "_tools.samples", "_tools.corpus", "_tools.typemap", "_tools.matrix"),
-    ("testing",),
+    ("testing", "partitioned"),
     ("devicetesting", "cli"),
     ("__main__",),
 )
@@ -51,6 +51,7 @@ PUBLIC_MODULES = {
     "hub",
     "plugins",
     "testing",
+    "partitioned",
     "devicetesting",
     "cli",
 }
@@ -61,7 +62,7 @@ LIBRARY_NAMES = {
     "numpy", "np", "torch", "pt", "cupy", "cp", "duckdb", "jax", "xarray", "datasets",
 }  # fmt: skip
 ENGINE = ("hub", "_engine.planner", "_engine.router", "_engine.plans", "_engine.registry",
-          "_engine.cache")  # fmt: skip
+          "_engine.cache", "_engine.batches")  # fmt: skip
 
 
 def _module_name(path: Path) -> str:

@@ -19,7 +19,7 @@ from interchange_hub._core.device import Device
 from interchange_hub._core.dtypes import TENSOR_DTYPES, tensor_dtype
 from interchange_hub._core.info import Flag, Kind, RouteChanged
 from interchange_hub._engine.plans import Request, compile_runs, runs_of
-from interchange_hub.adapter import ARROW
+from interchange_hub.adapter import ARROW, Adapter, Options
 from interchange_hub.errors import (
     ConversionError,
     DeviceError,
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from interchange_hub._engine.plans import Compiled, Plan
     from interchange_hub._engine.registry import Registry
     from interchange_hub._engine.router import Router
-    from interchange_hub.adapter import Adapter
+    from interchange_hub.adapter import Collection
 
 
 class Planner:
@@ -50,6 +50,7 @@ class Planner:
         self._router = router
         self._cache = cache
         self._calls = cache.calls  # read without a lock on the hot path (see RouteCache)
+        self.hub: object = None  # the Hub this planner serves, handed to collections
 
     # -- the verbs -------------------------------------------------------------------------
     def convert(
@@ -77,6 +78,9 @@ class Planner:
                     return run(obj)
                 except RouteChanged:  # the cached route does not fit this object: plan it
                     pass
+        collection = self.collection(obj)
+        if collection is not None:  # partition-wise, on the engine's workers
+            return collection.convert(self.hub, to, Options(copy, device, strict, dtype))
         plan, request, source = self._plan(obj, to, copy, device, strict, dtype)
         if plan.deferred:  # a stream of unknown schema: read it once, then plan for real
             if was_read:
@@ -112,7 +116,26 @@ class Planner:
         strict: bool,
         dtype: object = None,
     ) -> Plan:
+        collection = self.collection(obj)
+        if collection is not None:
+            plan: Plan = collection.plan(self.hub, to, Options(copy, device, strict, dtype))
+            return plan
         return self._plan(obj, to, copy, device, strict, dtype)[0]
+
+    def collection(self, obj: object) -> Collection | None:
+        """``obj`` as a partitioned collection (its adapter says), or None: local data."""
+        owner = self.registry.owner(obj)
+        if owner is None or type(owner).collection is Adapter.collection:
+            return None
+        try:
+            return owner.collection(obj)
+        except InterchangeError:
+            raise
+        except Exception as exc:
+            raise ProtocolError(
+                f"cannot read the {type(obj).__name__} as a partitioned collection: the "
+                f"{owner.name} adapter failed with {type(exc).__name__}: {exc}"
+            ) from exc
 
     # -- as_dict=True: one result per column -----------------------------------------------
     def convert_columns(
@@ -126,6 +149,11 @@ class Planner:
     ) -> dict[str, Any]:
         """``{name: result}``: the table taken to Arrow (zero-copy where it can be), then
         each column converted on its own, in its own dtype unless ``dtype=`` says."""
+        collection = self.collection(obj)
+        if collection is not None:  # each partition gives a dict, on its worker
+            options = Options(copy, device, strict, dtype, as_dict=True)
+            result: dict[str, Any] = collection.convert(self.hub, to, options)
+            return result
         _, columns = self._split(obj, copy)
         return {name: self.convert(col, to, copy, device, strict, dtype) for name, col in columns}
 
@@ -139,6 +167,11 @@ class Planner:
         dtype: object = None,
     ) -> Plan:
         """The plan of :meth:`convert_columns`: the way to Arrow, then one plan per column."""
+        collection = self.collection(obj)
+        if collection is not None:
+            options = Options(copy, device, strict, dtype, as_dict=True)
+            plan: Plan = collection.plan(self.hub, to, options)
+            return plan
         if self.is_one_shot(obj):
             raise InvalidOptionError(
                 f"planning as_dict=True would read the one-shot {type(obj).__name__}; read "
@@ -271,6 +304,11 @@ class Planner:
                     f"{', '.join(TENSOR_DTYPES)} (or a dtype object of that name)"
                 )
         adapter, kind, cls = self.registry.resolve_target(to)
+        if adapter.source_only:
+            raise NoRouteError(
+                f"{adapter.name} is a source, not a target: the hub converts its collections "
+                f"partition-wise to other libraries; {adapter.source_only}"
+            )
         if not installed(adapter.module):
             raise MissingDependencyError(
                 adapter.module,

@@ -175,7 +175,8 @@ class Registry:
         raise UnknownTargetError.for_object(to, self.names(), owner.name if owner else "")
 
     def names(self) -> list[str]:
-        return sorted(self._records)
+        """The names ``to=`` takes (source-only adapters left out)."""
+        return sorted(n for n, r in self._records.items() if not r.adapter.source_only)
 
     def _module_adapter(self, module: str) -> Adapter | None:
         """The adapter ``to=<module>`` stands for: the module's name is the adapter's name,

@@ -1,0 +1,183 @@
+"""``iter_batches``: any source, as batches of a target library, zero-copy where it can be.
+
+Tables, columns and streams go to Arrow once (zero-copy where the source allows); the
+Arrow data is cut into batches by slicing, never copied, and each batch is converted
+like any object, so repeated batches take the route cache's fast path. A batch that
+spans two chunks of the source has two chunks: its conversion says whether that copies
+(into a tensor it does). Tensors are sliced along their first dimension, each slice
+converted on its own. Partitioned collections (Dask, Ray) hand over their data one
+partition or batch at a time, fetched to this process as the loop asks.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING, Any
+
+from interchange_hub import arrowkit
+from interchange_hub._core.info import Kind
+from interchange_hub.adapter import ARROW
+from interchange_hub.errors import InvalidOptionError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
+    from interchange_hub._core.device import Device
+
+Hub = Any  # interchange_hub.hub.Hub, which imports this module
+
+
+def iter_batches(
+    hub: Hub,
+    source: object,
+    to: object,
+    *,
+    batch_size: int | None = None,
+    drop_last: bool = False,
+    copy: bool | None = None,
+    device: str | Device | None = None,
+    strict: bool = False,
+    dtype: object = None,
+    as_dict: bool = False,
+) -> Iterator[Any]:
+    """Check the arguments now, then give the batches as the loop asks for them."""
+    if batch_size is not None and (
+        isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1
+    ):
+        raise InvalidOptionError(
+            f"batch_size must be a positive int (rows per batch) or None (the source's "
+            f"own chunks), not {batch_size!r}"
+        )
+    if not (drop_last is True or drop_last is False):
+        raise InvalidOptionError(f"drop_last must be True or False, not {drop_last!r}")
+    if not (as_dict is True or as_dict is False):
+        raise InvalidOptionError(f"as_dict must be True or False, not {as_dict!r}")
+    kwargs: dict[str, Any] = {
+        "copy": copy,
+        "device": device,
+        "strict": strict,
+        "dtype": dtype,
+        "as_dict": as_dict,
+    }
+    planner = hub.planner
+    collection = planner.collection(source)
+    if collection is not None:
+        return _collection_batches(hub, collection.batches(batch_size), to, batch_size,
+                                   drop_last, kwargs)  # fmt: skip
+    info = hub.describe(source)
+    if info.kind == Kind.TENSOR:
+        if as_dict:
+            raise InvalidOptionError(
+                f"as_dict=True gives one result per column of a table, and this "
+                f"{type(source).__name__} is a tensor; iterate without as_dict"
+            )
+        if not info.shape:
+            raise InvalidOptionError(
+                f"this {type(source).__name__} has no dimensions, so no rows to batch; "
+                "convert it with ih.convert"
+            )
+        hub.plan(source, to, **kwargs)  # an impossible target is refused before the loop
+        return _tensor_batches(hub, source, info.shape[0] if info.shape else 0, to, batch_size,
+                               drop_last, kwargs)  # fmt: skip
+    # The way to Arrow is planned now: a source that cannot get there fails here.
+    plan = planner.plan_to_node(source, ARROW)
+    kind = Kind.COLUMN if info.kind == Kind.COLUMN else Kind.TABLE
+    return _converted(hub, _table_batches(planner, source, plan, kind, batch_size, drop_last),
+                      to, kwargs)  # fmt: skip
+
+
+def _table_batches(
+    planner: Any, source: object, plan: Any, kind: Kind, batch_size: int | None, drop_last: bool
+) -> Iterator[Any]:
+    value = planner.run(source, plan)
+    yield from arrowkit.rebatch(arrowkit.pieces_of(value, kind), batch_size, drop_last=drop_last)
+
+
+def _collection_batches(
+    hub: Hub,
+    objects: Iterator[Any],
+    to: object,
+    batch_size: int | None,
+    drop_last: bool,
+    kwargs: dict[str, Any],
+) -> Iterator[Any]:
+    """Batches of a collection's local pieces: tables through Arrow, tensors sliced (a
+    batch that spans two blocks is joined by the tensor library: a copy)."""
+    first = next(objects, None)
+    if first is None:
+        return
+    pieces = itertools.chain([first], objects)
+    if hub.describe(first).kind == Kind.TENSOR:
+        if kwargs["as_dict"]:
+            raise InvalidOptionError(
+                "as_dict=True gives one result per column of a table, and this collection "
+                "holds tensors; iterate without as_dict"
+            )
+        for batch in _tensor_rebatch(hub, pieces, batch_size, drop_last):
+            yield hub.convert(batch, to, **kwargs)
+        return
+    batches = arrowkit.rebatch(_arrow_pieces(hub, pieces), batch_size, drop_last=drop_last)
+    yield from _converted(hub, batches, to, kwargs)
+
+
+def _arrow_pieces(hub: Hub, objects: Iterable[Any]) -> Iterator[Any]:
+    planner = hub.planner
+    for obj in objects:
+        info = hub.describe(obj)
+        kind = Kind.COLUMN if info.kind == Kind.COLUMN else Kind.TABLE
+        value = planner.run(obj, planner.plan_to_node(obj, ARROW))
+        yield from arrowkit.pieces_of(value, kind)
+
+
+def _tensor_rebatch(
+    hub: Hub, pieces: Iterable[Any], batch_size: int | None, drop_last: bool
+) -> Iterator[Any]:
+    held: list[Any] = []
+    rows = 0
+
+    def emit(parts: list[Any]) -> Any:
+        return parts[0] if len(parts) == 1 else hub.registry.owner(parts[0]).concat(parts)
+
+    for piece in pieces:
+        n = len(piece)
+        if not n:
+            continue
+        if batch_size is None:
+            yield piece
+            continue
+        offset = 0
+        while offset < n:
+            take = min(batch_size - rows, n - offset)
+            held.append(piece[offset : offset + take])
+            rows += take
+            offset += take
+            if rows == batch_size:
+                yield emit(held)
+                held, rows = [], 0
+    if held and not drop_last:
+        yield emit(held)
+
+
+def _converted(
+    hub: Hub, batches: Iterable[Any], to: object, kwargs: dict[str, Any]
+) -> Iterator[Any]:
+    for batch in batches:
+        yield hub.convert(batch, to, **kwargs)
+
+
+def _tensor_batches(
+    hub: Hub,
+    source: Any,
+    rows: int,
+    to: object,
+    batch_size: int | None,
+    drop_last: bool,
+    kwargs: dict[str, Any],
+) -> Iterator[Any]:
+    if batch_size is None:
+        yield hub.convert(source, to, **kwargs)
+        return
+    for start in range(0, rows, batch_size):
+        if drop_last and start + batch_size > rows:
+            return
+        yield hub.convert(source[start : start + batch_size], to, **kwargs)

@@ -1,0 +1,488 @@
+"""Partition-wise conversion of collections on an engine (Dask, Ray).
+
+``ih.convert(collection, to=...)`` converts each partition where it lives, on the
+engine's workers, with the hub of that worker process (plugins load there through their
+entry points, as in any process). Nothing is gathered to the client until asked for.
+
+What users get back, where the engine cannot hold the target's objects (polars frames,
+torch tensors, ...), is a :class:`Partitioned`: ``compute()`` joins the partitions on the
+client in order, ``partitions()`` fetches them one at a time, ``persist()`` keeps them on
+the workers, ``handles()`` gives the engine's own handles. Its :attr:`Partitioned.plan`
+is the :class:`PartitionedPlan` summed over the plans the workers really ran.
+
+Engine plugins (``interchange-hub-dask``, ``interchange-hub-ray``) build on the rest:
+:func:`run_partition` and :func:`plan_partition` run on a worker, :class:`Parts` is the
+engine side of a :class:`Partitioned`, :func:`metadata_plan` plans from the engine's
+metadata before anything runs.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+import socket
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from interchange_hub.errors import ConversionError, InvalidOptionError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
+
+    from interchange_hub._engine.plans import Plan
+    from interchange_hub.adapter import Options
+    from interchange_hub.hub import Hub
+
+__all__ = [
+    "PartitionReport",
+    "Partitioned",
+    "PartitionedPlan",
+    "Parts",
+    "convert_partition",
+    "metadata_plan",
+    "plan_partition",
+    "run_partition",
+    "worker_id",
+]
+
+
+def worker_id() -> str:
+    """This process, as reports name it: ``host:pid``."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionReport:
+    """What the hub of a worker planned (and did) for one partition.
+
+    ``shared_bytes`` is measured after the conversion, by buffer address: the bytes of
+    the result that lie inside the partition's own buffers (-1: only planned, not run).
+    """
+
+    index: int
+    rows: int
+    route: str  # "pandas -> polars"
+    steps: tuple[str, ...]  # the plan's step lines
+    zero_copy: bool
+    copied_bytes: int
+    copied_columns: tuple[str, ...]
+    losses: tuple[str, ...]
+    device_moves: int
+    source_bytes: int
+    shared_bytes: int = -1
+    worker: str = ""
+
+
+def _hub() -> Hub:
+    import interchange_hub
+
+    return interchange_hub.default_hub()
+
+
+def _report(
+    hub: Hub, index: int, part: object, plan: Plan, result: object = None
+) -> PartitionReport:
+    info = plan.info
+    buffers = hub.buffers(part)
+    source_bytes = sum(b.size for b in buffers)
+    shared = -1
+    if result is not None:
+        values = list(result.values()) if isinstance(result, dict) else [result]
+        shared = sum(_shared(hub, value, buffers) for value in values)
+    return PartitionReport(
+        index=index,
+        rows=info.rows,
+        route=f"{plan.source} -> {plan.target}",
+        steps=tuple(
+            line.strip() for line in str(plan).split("\n")[1:] if not line.startswith("  note")
+        ),
+        zero_copy=plan.zero_copy,
+        copied_bytes=plan.copied_bytes,
+        copied_columns=plan.copied_columns,
+        losses=tuple(loss.message() for loss in plan.losses),
+        device_moves=plan.device_moves,
+        source_bytes=source_bytes,
+        shared_bytes=shared,
+        worker=worker_id(),
+    )
+
+
+def _shared(hub: Hub, value: object, source: Sequence[Any]) -> int:
+    try:
+        mine = hub.buffers(value)
+    except Exception:  # noqa: BLE001 - a result the hub cannot read shares nothing it can prove
+        return 0
+    total = 0
+    for buf in mine:
+        for other in source:
+            if buf.overlaps(other):
+                total += min(buf.address + buf.size, other.address + other.size) - max(
+                    buf.address, other.address
+                )
+    return total
+
+
+def run_partition(
+    part: object, to: object, options: Options, index: int = 0
+) -> tuple[Any, PartitionReport]:
+    """Convert one partition with this process's default hub (on a worker): the result,
+    and the report of the plan it ran with the bytes it shares, checked by address."""
+    hub = _hub()
+    kwargs = options.kwargs()
+    plan = hub.plan(part, to, **kwargs)
+    result = hub.convert(part, to, **kwargs)
+    return result, _report(hub, index, part, plan, result)
+
+
+def convert_partition(part: object, to: object, options: Options) -> Any:
+    """Convert one partition with this process's default hub; the result only."""
+    return _hub().convert(part, to, **options.kwargs())
+
+
+def plan_partition(part: object, to: object, options: Options, index: int = 0) -> PartitionReport:
+    """The report of the plan this process's hub makes for one partition (nothing runs)."""
+    hub = _hub()
+    return _report(hub, index, part, hub.plan(part, to, **options.kwargs()))
+
+
+@dataclass(frozen=True)
+class PartitionedPlan:
+    """The plan of a partition-wise conversion.
+
+    Before anything runs it comes from the engine's metadata (``exact`` False): the plan
+    of one partition, made from the collection's schema. Nulls, chunking and NaN can
+    differ per partition, so each worker plans its own partition again when it runs.
+    After a run (``Partitioned.plan``) or with :meth:`exact`, it sums the plans the
+    workers made, one :class:`PartitionReport` per partition.
+    """
+
+    engine: str
+    source: str  # "dask.DataFrame"
+    target: str
+    partitions: int | None  # None: the engine does not know before running
+    each: Plan  # the plan of one partition, from the metadata
+    result: str  # what convert returns: "dask.dataframe.DataFrame", "ih.Partitioned"
+    reports: tuple[PartitionReport, ...] = ()
+    exact_from: Callable[[], Sequence[PartitionReport]] | None = field(
+        default=None, compare=False, repr=False
+    )
+
+    @property
+    def is_exact(self) -> bool:
+        """True when the figures are the workers' own plans, partition by partition."""
+        return bool(self.reports) or self.partitions == 0
+
+    @property
+    def zero_copy(self) -> bool:
+        if self.is_exact:
+            return all(r.zero_copy for r in self.reports)
+        return self.each.zero_copy
+
+    @property
+    def copied_bytes(self) -> int:
+        """Bytes copied over all partitions; -1 when unknown (planned from metadata)."""
+        if not self.is_exact:
+            return 0 if self.each.zero_copy else -1
+        sizes = [r.copied_bytes for r in self.reports]
+        return -1 if any(n < 0 for n in sizes) else sum(sizes)
+
+    @property
+    def copied_columns(self) -> tuple[str, ...]:
+        if not self.is_exact:
+            return self.each.copied_columns
+        return tuple(dict.fromkeys(c for r in self.reports for c in r.copied_columns))
+
+    @property
+    def losses(self) -> tuple[str, ...]:
+        """Each loss once, as its message (per partition they repeat)."""
+        if not self.is_exact:
+            return tuple(loss.message() for loss in self.each.losses)
+        return tuple(dict.fromkeys(x for r in self.reports for x in r.losses))
+
+    @property
+    def lossless(self) -> bool:
+        return not self.losses
+
+    @property
+    def device_moves(self) -> int:
+        if not self.is_exact:
+            return self.each.device_moves * (self.partitions or 0)
+        return sum(r.device_moves for r in self.reports)
+
+    @property
+    def shared_bytes(self) -> int:
+        """Bytes of the results lying in the partitions' buffers (-1: not run)."""
+        if not self.reports or any(r.shared_bytes < 0 for r in self.reports):
+            return -1
+        return sum(r.shared_bytes for r in self.reports)
+
+    @property
+    def source_bytes(self) -> int:
+        return sum(r.source_bytes for r in self.reports)
+
+    @property
+    def workers(self) -> tuple[str, ...]:
+        return tuple(sorted({r.worker for r in self.reports}))
+
+    def exact(self) -> PartitionedPlan:
+        """This plan made exact: each worker plans its own partition (nothing converts)."""
+        if self.is_exact:
+            return self
+        if self.exact_from is None:
+            raise InvalidOptionError("this plan cannot be made exact: no engine is attached")
+        reports = tuple(sorted(self.exact_from(), key=lambda r: r.index))
+        return replace(self, reports=reports, partitions=len(reports))
+
+    def __str__(self) -> str:
+        from interchange_hub._engine.plans import format_bytes
+
+        count = "?" if self.partitions is None else str(self.partitions)
+        plural = "" if self.partitions == 1 else "s"
+        lines = []
+        if self.is_exact:
+            verdict = (
+                "zero-copy"
+                if self.zero_copy
+                else f"copies {format_bytes(self.copied_bytes)} in all"
+            )
+            head = (
+                f"Plan {self.source} -> {self.target}, partition-wise over {count} "
+                f"partition{plural} on {self.engine} ({len(self.workers)} worker"
+                f"{'' if len(self.workers) == 1 else 's'}): {verdict}"
+            )
+            lines.append(head)
+            summary = (
+                f"  summed: {format_bytes(max(self.copied_bytes, 0))} copied, "
+                f"{len(self.copied_columns)} column(s) copied, {len(self.losses)} loss(es), "
+                f"{self.device_moves} device move(s)"
+            )
+            lines.append(summary)
+            if self.shared_bytes >= 0:
+                lines.append(
+                    f"  shared with the partitions, checked by buffer address: "
+                    f"{format_bytes(self.shared_bytes)} of {format_bytes(self.source_bytes)}"
+                )
+            for steps, reports in _grouped(self.reports):
+                first = reports[0]
+                lines.append(
+                    f"  partitions {_ranges([r.index for r in reports])} "
+                    f"({sum(max(r.rows, 0) for r in reports):,} rows): {first.route}, "
+                    + ("zero-copy" if first.zero_copy else "copy")
+                )
+                lines.extend(f"    {s}" for s in steps)
+            lines.extend(f"  LOSSY {loss}" for loss in self.losses)
+        else:
+            verdict = "zero-copy" if self.each.zero_copy else "copies"
+            lines.append(
+                f"Plan {self.source} -> {self.target}, partition-wise over {count} "
+                f"partition{plural} on {self.engine}: {verdict} (planned from metadata: "
+                "nulls and chunking can differ per partition; each worker plans its own)"
+            )
+            each = str(self.each).split("\n")
+            lines.append("  each partition: " + each[0].removeprefix("Plan "))
+            lines.extend("  " + line for line in each[1:])
+        lines.append(f"  result: {self.result}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        kind = "exact" if self.is_exact else "from metadata"
+        return (
+            f"<PartitionedPlan {self.source} -> {self.target} over "
+            f"{'?' if self.partitions is None else self.partitions} partitions ({kind})>"
+        )
+
+    def _repr_html_(self) -> str:
+        return f"<pre>{html.escape(str(self))}</pre>"
+
+
+def _grouped(
+    reports: Sequence[PartitionReport],
+) -> list[tuple[tuple[str, ...], list[PartitionReport]]]:
+    groups: dict[tuple[str, ...], list[PartitionReport]] = {}
+    steps: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for r in sorted(reports, key=lambda r: r.index):
+        key = tuple(_SIZE.sub("", s) for s in r.steps)  # partitions of any size, one route
+        steps.setdefault(key, key)
+        groups.setdefault(key, []).append(r)
+    return [(steps[k], v) for k, v in groups.items()]
+
+
+_SIZE = re.compile(r"\s+\[[^\]]*\]$")  # the bytes a step line ends with
+
+
+def _ranges(indices: Sequence[int]) -> str:
+    spans: list[list[int]] = []
+    for i in indices:
+        if spans and spans[-1][1] == i - 1:
+            spans[-1][1] = i
+        else:
+            spans.append([i, i])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+
+
+def metadata_plan(
+    hub: Hub,
+    meta: object,
+    to: object,
+    options: Options,
+    *,
+    engine: str,
+    source: str,
+    partitions: int | None,
+    result: str,
+    exact_from: Callable[[], Sequence[PartitionReport]] | None = None,
+) -> PartitionedPlan:
+    """The plan from ``meta`` (an empty local object with the partitions' schema).
+
+    Raises what :func:`~interchange_hub.plan` raises for ``meta``: ``copy=False`` is
+    refused here, before anything runs, where the dtypes alone imply a copy.
+    """
+    each = hub.plan(meta, to, **options.kwargs())
+    return PartitionedPlan(
+        engine=engine,
+        source=source,
+        target=each.target,
+        partitions=partitions,
+        each=each,
+        result=result,
+        exact_from=exact_from,
+    )
+
+
+class Parts:
+    """The engine side of a :class:`Partitioned`: where the partitions' results are.
+
+    A subclass holds the engine's handles (Dask delayed values, Ray object refs) to the
+    results of :func:`run_partition`, each a ``(result, report)`` pair made on a worker.
+    """
+
+    engine: str = ""
+
+    def count(self) -> int:
+        """The number of partitions."""
+        raise NotImplementedError
+
+    def gather(self) -> tuple[list[Any], list[PartitionReport]]:
+        """Run what has not run, and bring every result and report to this process."""
+        raise NotImplementedError
+
+    def fetch(self, index: int) -> Any:
+        """Bring partition ``index``'s result to this process (running it if needed)."""
+        raise NotImplementedError
+
+    def reports(self) -> list[PartitionReport]:
+        """Every partition's report, the results left where they are."""
+        raise NotImplementedError
+
+    def persist(self) -> Parts:
+        """Parts whose results are computed and kept on the workers."""
+        raise NotImplementedError
+
+    def handles(self) -> list[Any]:
+        """The engine's own handles to the results, one per partition, in order."""
+        raise NotImplementedError
+
+
+class Partitioned:
+    """Partitions converted on their workers, for a target the engine cannot hold.
+
+    >>> parts = ih.convert(ddf, to="polars")    # doctest: +SKIP
+    >>> df = parts.compute()                     # one polars.DataFrame, in partition order
+    >>> print(parts.plan)                        # what each worker did, summed
+    """
+
+    def __init__(self, parts: Parts, hub: Hub, empty: object, plan: PartitionedPlan) -> None:
+        self._parts = parts
+        self._hub = hub
+        self._empty = empty  # the target's object for no rows (the converted metadata)
+        self._plan = plan
+        self._reports: tuple[PartitionReport, ...] = ()
+
+    @property
+    def engine(self) -> str:
+        return self._parts.engine
+
+    @property
+    def npartitions(self) -> int:
+        return self._parts.count()
+
+    def __len__(self) -> int:
+        return self.npartitions
+
+    @property
+    def plan(self) -> PartitionedPlan:
+        """The plan summed over the partitions once they ran (after :meth:`compute`,
+        :meth:`persist` or :meth:`report`), the plan from metadata before."""
+        if self._reports:
+            return replace(self._plan, reports=self._reports, partitions=len(self._reports))
+        return self._plan
+
+    def report(self) -> PartitionedPlan:
+        """The exact plan: run the partitions if needed, fetch only their reports."""
+        if not self._reports:
+            self._keep(self._parts.reports())
+        return self.plan
+
+    def _keep(self, reports: Sequence[PartitionReport]) -> None:
+        self._reports = tuple(sorted(reports, key=lambda r: r.index))
+
+    def compute(self) -> Any:
+        """One object of the target library: the partitions joined on the client, in
+        partition order (``pl.concat``, ``pa.concat_tables``, ``torch.cat``, ...)."""
+        results, reports = self._parts.gather()
+        self._keep(reports)
+        return join(self._hub, results, self._empty)
+
+    def partitions(self) -> Iterator[Any]:
+        """The partitions' results, in order, each fetched when the loop reaches it."""
+        for index in range(self._parts.count()):
+            yield self._parts.fetch(index)
+
+    def persist(self) -> Partitioned:
+        """The same partitions, computed and kept on the workers (nothing comes back
+        but the reports)."""
+        kept = Partitioned(self._parts.persist(), self._hub, self._empty, self._plan)
+        kept.report()
+        return kept
+
+    def handles(self) -> list[Any]:
+        """The engine's handles to the results (Dask delayed values, Ray object refs)."""
+        return self._parts.handles()
+
+    def to_delayed(self) -> list[Any]:
+        """The results as Dask delayed values, one per partition (Dask only)."""
+        if self.engine != "dask":
+            raise InvalidOptionError(
+                f"to_delayed() gives Dask handles, and these partitions are on "
+                f"{self.engine}; use .handles() for the engine's own"
+            )
+        return self.handles()
+
+    def __repr__(self) -> str:
+        state = "ran" if self._reports else "not computed"
+        return (
+            f"<Partitioned: {self.npartitions} {self.engine} partition(s) -> "
+            f"{self._plan.target} ({state})>"
+        )
+
+
+def join(hub: Hub, parts: Sequence[Any], empty: object) -> Any:
+    """``parts`` (results of one conversion) as one object of their library, in order."""
+    if not parts:
+        return empty
+    first = parts[0]
+    if isinstance(first, dict):  # as_dict=True: join each column on its own
+        return {key: join(hub, [p[key] for p in parts], None) for key in first}
+    if len(parts) == 1:
+        return first
+    owner = hub.registry.owner(first)
+    if owner is None:
+        raise ConversionError(
+            f"cannot join {len(parts)} partitions of {type(first).__name__}: no adapter "
+            "owns them; take them one by one with .partitions()"
+        )
+    try:
+        return owner.concat(parts)
+    except NotImplementedError as exc:
+        raise ConversionError(str(exc)) from None

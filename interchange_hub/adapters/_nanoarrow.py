@@ -20,7 +20,7 @@ from interchange_hub.adapter import (
     IdentityKeys,
     passthrough,
 )
-from interchange_hub.errors import NoRouteError
+from interchange_hub.errors import ConversionError, NoRouteError
 from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -80,6 +80,28 @@ class NanoarrowAdapter(Adapter):
         if isinstance(obj, _na().ArrayStream):
             return []
         return arrowkit.buffers(arrowkit.pa_module().chunked_array(obj))
+
+    def concat(self, parts: Sequence[Any]) -> Any:
+        """One chunked Array of every part's chunks (``Array.from_chunks``): zero-copy."""
+        na = _na()
+        if not all(isinstance(p, na.Array) for p in parts):
+            names = ", ".join(
+                dict.fromkeys(
+                    f"{type(p).__module__.split('.')[0]}.{type(p).__qualname__}" for p in parts
+                )
+            )
+            why = (
+                "a stream is read once, not joined; convert to na.Array instead"
+                if any(isinstance(p, na.ArrayStream) for p in parts)
+                else "the results of one conversion share one type"
+            )
+            raise ConversionError(
+                f"cannot join {len(parts)} partitions of {names}: {why}, or take them one "
+                "by one with .partitions()"
+            )
+        chunks = [chunk for p in parts for chunk in p.iter_chunks()]
+        # A schema makes nanoarrow request it of each chunk, which its arrays refuse.
+        return na.Array.from_chunks(chunks) if chunks else na.Array.from_chunks([], parts[0].schema)
 
     def edges(self) -> Sequence[Edge]:
         return (

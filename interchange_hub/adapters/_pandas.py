@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
@@ -48,7 +49,7 @@ from interchange_hub.adapter import (
     RouteChanged,
     with_context,
 )
-from interchange_hub.errors import NoRouteError
+from interchange_hub.errors import ConversionError, NoRouteError
 from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -154,6 +155,17 @@ class PandasAdapter(Adapter):
         for s in series:
             found += _array_buffers(s.array)
         return found
+
+    def concat(self, parts: Sequence[Any]) -> Any:
+        """``pd.concat``, each part keeping its index (as Dask's compute joins them), empty
+        parts left out as Dask does, categoricals joined on the union of their categories
+        (pandas 3.1+). numpy-backed columns are copied; what stays shared (pyarrow-backed
+        columns, a lone non-empty part) is copy-on-write, as the parts are."""
+        pd = _pd()
+        if not any(all(isinstance(p, cls) for p in parts) for cls in (pd.DataFrame, pd.Series)):
+            raise ConversionError(_mixed(parts))
+        rows = [p for p in parts if len(p)] or [parts[0]]
+        return pd.concat(rows, **_concat_options())
 
     def edges(self) -> Sequence[Edge]:
         return (
@@ -587,6 +599,29 @@ def _import(value: Any, ctx: Context) -> Any:
     if want == Kind.COLUMN:
         frame = frame.iloc[:, 0]
     return frame if ctx.copy else share_on_write(frame)
+
+
+@cache
+def _concat_options() -> dict[str, bool]:
+    """``union_categories=True`` where ``pd.concat`` takes it (pandas 3.1): partitions'
+    categoricals with different categories stay categorical instead of becoming values."""
+    import inspect
+
+    return (
+        {"union_categories": True}
+        if "union_categories" in inspect.signature(_pd().concat).parameters
+        else {}
+    )
+
+
+def _mixed(parts: Sequence[Any]) -> str:
+    names = ", ".join(
+        dict.fromkeys(f"{type(p).__module__.split('.')[0]}.{type(p).__qualname__}" for p in parts)
+    )
+    return (
+        f"cannot join {len(parts)} partitions of mixed types ({names}): the results of one "
+        "conversion share one type; take them one by one with .partitions()"
+    )
 
 
 @hookimpl

@@ -118,6 +118,15 @@ class PolarsAdapter(Adapter):
             found += [replace(b, keep=exported) for b in arrowkit.buffers(exported)]
         return found
 
+    def concat(self, parts: Sequence[Any]) -> Any:
+        """``pl.concat(parts, rechunk=False)``: zero-copy, every part's chunks are kept
+        (a LazyFrame stays lazy)."""
+        pl = _pl()
+        for cls in (pl.DataFrame, pl.Series, pl.LazyFrame):
+            if all(isinstance(p, cls) for p in parts):
+                return pl.concat(parts, rechunk=False)
+        raise ConversionError(_mixed(parts))
+
     def edges(self) -> Sequence[Edge]:
         return (
             Edge(
@@ -677,6 +686,16 @@ def _frame(value: Any, info: DataInfo, strict: bool = False) -> Any:
         table = _for_polars(arrowkit.pa_module(), arrowkit.read_table(value), strict)
         return pl.from_arrow(table, rechunk=False)
     return pl.DataFrame(value)
+
+
+def _mixed(parts: Sequence[Any]) -> str:
+    names = ", ".join(
+        dict.fromkeys(f"{type(p).__module__.split('.')[0]}.{type(p).__qualname__}" for p in parts)
+    )
+    return (
+        f"cannot join {len(parts)} partitions of mixed types ({names}): the results of one "
+        "conversion share one type; take them one by one with .partitions()"
+    )
 
 
 @hookimpl

@@ -21,6 +21,7 @@ from interchange_hub.adapter import (
     passthrough,
     with_context,
 )
+from interchange_hub.errors import ConversionError
 from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -76,6 +77,28 @@ class PyArrowAdapter(Adapter):
 
     def buffers(self, obj: Any) -> list[Buffer]:
         return arrowkit.buffers(obj)
+
+    def concat(self, parts: Sequence[Any]) -> Any:
+        """Tables and record batches as one Table, arrays as one ChunkedArray: zero-copy,
+        every part's chunks are kept."""
+        pa = arrowkit.pa_module()
+        if all(isinstance(p, (pa.Table, pa.RecordBatch)) for p in parts):
+            tables = [
+                pa.Table.from_batches([p]) if isinstance(p, pa.RecordBatch) else p for p in parts
+            ]
+            return pa.concat_tables(tables)
+        if all(isinstance(p, (pa.Array, pa.ChunkedArray)) for p in parts):
+            chunks = [
+                c for p in parts for c in (p.chunks if isinstance(p, pa.ChunkedArray) else (p,))
+            ]
+            return pa.chunked_array(chunks, type=parts[0].type)
+        if any(isinstance(p, pa.RecordBatchReader) for p in parts):
+            raise ConversionError(
+                f"cannot join {len(parts)} partitions of pyarrow RecordBatchReader: a reader "
+                "is read once, not joined; convert to a Table (to=pa.Table), or take the "
+                "readers one by one with .partitions()"
+            )
+        raise ConversionError(_mixed(parts))
 
     def edges(self) -> Sequence[Edge]:
         return (
@@ -162,6 +185,16 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any] | None:
         return value if cls is table or cls is batch else read_table(value)
 
     return as_table
+
+
+def _mixed(parts: Sequence[Any]) -> str:
+    names = ", ".join(
+        dict.fromkeys(f"{type(p).__module__.split('.')[0]}.{type(p).__qualname__}" for p in parts)
+    )
+    return (
+        f"cannot join {len(parts)} partitions of mixed types ({names}): the results of one "
+        "conversion share one type; take them one by one with .partitions()"
+    )
 
 
 @hookimpl

@@ -30,7 +30,7 @@ from interchange_hub.adapter import (
     is_arrow_stream,
     require,
 )
-from interchange_hub.errors import ConsumedSourceError
+from interchange_hub.errors import ConsumedSourceError, ConversionError
 from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -139,6 +139,27 @@ class Arro3Adapter(Adapter):
             return []  # reading a stream consumes it: nothing to look at
         data = _to_pyarrow(obj)
         return [replace(b, keep=data) for b in arrowkit.buffers(data)]
+
+    def concat(self, parts: Sequence[Any]) -> Any:
+        """Tables and record batches as one Table of all their batches, arrays as one
+        ChunkedArray of all their chunks (named as the first part): zero-copy."""
+        a3 = _a3()
+        if all(isinstance(p, (a3.Table, a3.RecordBatch)) for p in parts):
+            batches = [
+                b for p in parts for b in (p.to_batches() if isinstance(p, a3.Table) else [p])
+            ]
+            return a3.Table.from_batches(batches, schema=parts[0].schema)
+        if all(isinstance(p, (a3.Array, a3.ChunkedArray)) for p in parts):
+            chunks = [
+                c for p in parts for c in (p.chunks if isinstance(p, a3.ChunkedArray) else [p])
+            ]
+            field = parts[0].field
+            column = a3.ChunkedArray(chunks, type=field)
+            # A ChunkedArray built from chunks has an unnamed field; a table's column keeps it.
+            return a3.Table.from_arrays([column], schema=a3.Schema([field])).column(0)
+        if any(isinstance(p, (a3.RecordBatchReader, a3.ArrayReader)) for p in parts):
+            raise ConversionError(_mixed(parts, "a reader is read once, not joined"))
+        raise ConversionError(_mixed(parts))
 
     def edges(self) -> Sequence[Edge]:
         return (
@@ -273,6 +294,16 @@ def _named_array(a3: Any, pa: Any, arr: Any, name: str) -> Any:
     """An arro3 Array of ``arr`` (zero-copy) whose field carries the column's name."""
     field = pa.field(name, arr.type)
     return a3.Array.from_arrow_pycapsule(field.__arrow_c_schema__(), arr.__arrow_c_array__()[1])
+
+
+def _mixed(parts: Sequence[Any], why: str = "the results of one conversion share one type") -> str:
+    names = ", ".join(
+        dict.fromkeys(f"{type(p).__module__.split('.')[0]}.{type(p).__qualname__}" for p in parts)
+    )
+    return (
+        f"cannot join {len(parts)} partitions of {names}: {why}; take them one by one with "
+        ".partitions()"
+    )
 
 
 @hookimpl

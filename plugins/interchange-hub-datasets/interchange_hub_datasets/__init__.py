@@ -54,7 +54,7 @@ from interchange_hub.adapter import (
     Unroutable,
     require,
 )
-from interchange_hub.errors import UnsupportedObjectError
+from interchange_hub.errors import ConversionError, UnsupportedObjectError
 from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -164,6 +164,23 @@ class DatasetsAdapter(Adapter):
         if dataset._indices is not None:
             found += arrowkit.buffers(dataset._indices.column(0))
         return found
+
+    def concat(self, parts: Sequence[Any]) -> Any:
+        """``datasets.concatenate_datasets(parts)``: zero-copy, the result's table is a
+        ``ConcatenationTable`` of the parts' tables (indices mappings are joined too)."""
+        ds = _ds()
+        if not all(isinstance(p, ds.Dataset) for p in parts):
+            names = ", ".join(
+                dict.fromkeys(
+                    f"{type(p).__module__.split('.')[0]}.{type(p).__qualname__}" for p in parts
+                )
+            )
+            raise ConversionError(
+                f"cannot join {len(parts)} partitions of {names}: only Datasets are joined, "
+                "and the results of one conversion share one type; take them one by one with "
+                ".partitions()"
+            )
+        return ds.concatenate_datasets(list(parts))
 
     def edges(self) -> Sequence[Edge]:
         return (

@@ -37,6 +37,7 @@ from interchange_hub.adapter import (
     require,
     tz_of,
 )
+from interchange_hub.errors import ConversionError
 from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -147,6 +148,23 @@ class DuckDBAdapter(Adapter):
 
     def buffers(self, obj: Any) -> list[Buffer]:
         return []  # a relation's data lives inside duckdb, where the hub cannot see it
+
+    def concat(self, parts: Sequence[Any]) -> Any:
+        """One relation over the parts' rows, in order, on a new connection (duckdb cannot
+        union relations of different connections, and each relation the hub makes has its
+        own): the Arrow tables the hub's relations read are joined without a copy; a
+        relation made elsewhere runs once into Arrow first."""
+        if not all(isinstance(p, _duckdb().DuckDBPyRelation) for p in parts):
+            names = ", ".join(
+                dict.fromkeys(
+                    f"{type(p).__module__.split('.')[0]}.{type(p).__qualname__}" for p in parts
+                )
+            )
+            raise ConversionError(
+                f"cannot join {len(parts)} partitions of mixed types ({names}): the results of "
+                "one conversion share one type; take them one by one with .partitions()"
+            )
+        return _union(parts)
 
     def edges(self) -> Sequence[Edge]:
         return (
@@ -263,6 +281,34 @@ def _to_arrow(rel: Any) -> Any:
     if fetch is None:  # duckdb before to_arrow_table: arrow() returned a Table
         fetch = rel.arrow
     return fetch()
+
+
+def _arrow_of(rel: Any) -> Any:
+    """The Arrow table a relation the hub made reads (no query runs), else its rows."""
+    try:
+        kept = _KEEP.get(rel)
+    except TypeError:  # not weak-referenceable: not one of the hub's
+        kept = None
+    return kept[1] if kept else _to_arrow(rel)
+
+
+def _union(parts: Sequence[Any]) -> Any:
+    pa = arrowkit.pa_module()
+    try:
+        table = pa.concat_tables([_arrow_of(rel) for rel in parts])  # zero-copy
+    except pa.ArrowInvalid:  # the tables differ in type: duckdb's own exports agree
+        table = pa.concat_tables([_to_arrow(rel) for rel in parts])
+    zone = _zone_of(parts[0])
+    con = _duckdb().connect()
+    if zone:  # the parts' connections had the data's TimeZone: so does this one
+        quoted = zone.replace("'", "''")
+        con.execute(f"SET TimeZone = '{quoted}'")
+    rel = con.from_arrow(table)
+    try:
+        _KEEP[rel] = (con, table, zone)
+    except TypeError:  # not weak-referenceable: it keeps its connection itself
+        pass
+    return rel
 
 
 # -- arrow -> duckdb -------------------------------------------------------------------------

@@ -266,6 +266,25 @@ class JaxAdapter(Adapter):
             return []  # one buffer per device: no single range to show
         return [Buffer(_pointer(obj), int(obj.nbytes), str(_device(obj)))]
 
+    def concat(self, parts: Sequence[Any]) -> Any:
+        """``jnp.concatenate(parts, axis=0)``: a copy."""
+        if not all(isinstance(p, _array_types()[0]) for p in parts):
+            names = ", ".join(
+                dict.fromkeys(
+                    f"{type(p).__module__.split('.')[0]}.{type(p).__qualname__}" for p in parts
+                )
+            )
+            raise ConversionError(
+                f"cannot join {len(parts)} partitions of mixed types ({names}): the results of "
+                "one conversion share one type; take them one by one with .partitions()"
+            )
+        if any(p.ndim == 0 for p in parts):
+            raise ConversionError(
+                f"cannot join {len(parts)} partitions of 0-d jax Arrays: a 0-d result has no "
+                "first axis to join along; take them one by one with .partitions()"
+            )
+        return _jax().numpy.concatenate(parts, axis=0)
+
     def edges(self) -> Sequence[Edge]:
         return (
             Edge(NAME, DLPACK, self.name, "__dlpack__", _export_estimate, passthrough, ("jax",)),

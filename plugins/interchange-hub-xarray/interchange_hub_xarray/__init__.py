@@ -29,6 +29,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub.adapter import ARROW, DLPACK, Adapter, Buffer, DataInfo, Edge, Kind
+from interchange_hub.errors import ConversionError
 from interchange_hub.hookspecs import hookimpl
 
 from interchange_hub_xarray import _describe, _export, _import
@@ -67,6 +68,27 @@ class XarrayAdapter(Adapter):
 
     def buffers(self, obj: Any) -> list[Buffer]:
         return [Buffer(address, size) for address, size in _describe.buffers_of(obj)]
+
+    def concat(self, parts: Sequence[Any]) -> Any:
+        """``xr.concat`` along the first dimension of the parts (the one the conversion
+        made: ``index``, the pandas index's name, ``dim_0``): a copy. Only what has that
+        dimension is joined, the rest is the first part's; other indexes must agree."""
+        xr = _describe.xr_module()
+        if not any(all(isinstance(p, cls) for p in parts) for cls in (xr.DataArray, xr.Dataset)):
+            names = ", ".join(
+                dict.fromkeys(
+                    f"{type(p).__module__.split('.')[0]}.{type(p).__qualname__}" for p in parts
+                )
+            )
+            raise ConversionError(
+                f"cannot join {len(parts)} partitions of mixed types ({names}): the results of "
+                "one conversion share one type; take them one by one with .partitions()"
+            )
+        dim = _first_dim(parts[0], len(parts))
+        options: dict[str, Any] = {"coords": "minimal", "compat": "override", "join": "exact"}
+        if isinstance(parts[0], xr.Dataset):
+            options["data_vars"] = "minimal"
+        return xr.concat(list(parts), dim=dim, **options)
 
     def edges(self) -> Sequence[Edge]:
         return (
@@ -116,6 +138,22 @@ class XarrayAdapter(Adapter):
                 _NEEDS,
             ),
         )
+
+
+def _first_dim(obj: Any, count: int) -> Hashable:
+    """The dimension partitions are joined along: a DataArray's first, a Dataset's first
+    data variable's (the first of its dimensions, without variables)."""
+    variables = (
+        [obj] if isinstance(obj, _describe.xr_module().DataArray) else obj.data_vars.values()
+    )
+    first = next(iter(variables), None)
+    dims = tuple(first.dims if first is not None else obj.dims)
+    if not dims:
+        raise ConversionError(
+            f"cannot join {count} partitions of 0-d xarray {type(obj).__name__}s: a 0-d result "
+            "has no dimension to join along; take them one by one with .partitions()"
+        )
+    return dims[0]  # type: ignore[no-any-return]
 
 
 @hookimpl

@@ -278,6 +278,13 @@ PLUGIN_TARGETS: dict[str, str] = {
     "xarray": "interchange-hub-xarray",
 }
 
+# Engines whose collections a plugin converts partition-wise (sources only): name ->
+# the plugin's distribution, named when such a collection meets a hub without it.
+PLUGIN_SOURCES: dict[str, str] = {
+    "dask": "interchange-hub-dask",
+    "ray": "interchange-hub-ray",
+}
+
 # Well-known libraries no adapter covers yet: name or alias -> (its title, a way meanwhile).
 _TF = ("TensorFlow", "tf.convert_to_tensor(ih.convert(obj, to='numpy'))")
 _SPARK = ("PySpark", "spark.createDataFrame(ih.convert(obj, to='pandas'))")
@@ -475,4 +482,12 @@ def _object_hint(obj: object, supported: Sequence[str]) -> str:
         return "an expression holds no data; evaluate it first, e.g. df.select(expr)"
     if module == "numpy" and getattr(obj, "shape", None) == ():
         return "a numpy scalar is not an array; wrap it first, e.g. np.asarray(x)"
+    engine = module.split(".")[0]
+    if engine in PLUGIN_SOURCES:
+        distribution = PLUGIN_SOURCES[engine]
+        return (
+            f"a {engine} collection is converted partition-wise by the plugin {distribution}: "
+            f"pip install {distribution} (or, if it is installed, let the hub load it: "
+            "INTERCHANGE_HUB_DISABLE_PLUGIN_AUTOLOAD unset, or ih.Hub(plugins=[...]))"
+        )
     return ""

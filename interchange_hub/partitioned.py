@@ -129,9 +129,13 @@ def run_partition(
     """Convert one partition with this process's default hub (on a worker): the result,
     and the report of the plan it ran with the bytes it shares, checked by address."""
     hub = _hub()
-    kwargs = options.kwargs()
-    plan = hub.plan(part, to, **kwargs)
-    result = hub.convert(part, to, **kwargs)
+    if options.as_dict:
+        kwargs = options.kwargs()
+        plan = hub.plan(part, to, **kwargs)
+        result = hub.convert(part, to, **kwargs)
+    else:
+        o = options
+        result, plan = hub.planner.convert_planned(part, to, o.copy, o.device, o.strict, o.dtype)
     return result, _report(hub, index, part, plan, result)
 
 

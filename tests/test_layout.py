@@ -281,7 +281,7 @@ def test_the_word_check_would_catch_a_library_name(tmp_path: Path) -> None:
 
 
 PLUGIN_FACE = {"__init__", "adapter", "arrowkit", "hookspecs", "errors", "testing",
-               "devicetesting", "plugins"}  # fmt: skip
+               "devicetesting", "plugins", "partitioned"}  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -122,6 +122,26 @@ class Planner:
             return plan
         return self._plan(obj, to, copy, device, strict, dtype)[0]
 
+    def convert_planned(
+        self,
+        obj: object,
+        to: object,
+        copy: bool | None,
+        device: str | Device | None,
+        strict: bool,
+        dtype: object = None,
+    ) -> tuple[Any, Plan]:
+        """Convert ``obj`` as :meth:`convert` does, planning it once: the result and the
+        plan it ran (for reports of what a worker did; the route cache is left alone)."""
+        plan, request, source = self._plan(obj, to, copy, device, strict, dtype)
+        if plan.deferred:
+            return self.convert_planned(read_once(obj), to, copy, device, strict, dtype)
+        compiled = compile_runs(runs_of(plan, request))
+        if plan.write_through:
+            compiled = _warns_write_through(compiled, plan)
+        result = self._router.execute(obj, plan, request, source.is_one_shot(obj), compiled)
+        return result, plan
+
     def collection(self, obj: object) -> Collection | None:
         """``obj`` as a partitioned collection (its adapter says), or None: local data."""
         owner = self.registry.owner(obj)

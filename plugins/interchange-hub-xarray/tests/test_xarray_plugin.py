@@ -510,7 +510,23 @@ def test_chunked_and_foreign_arrays_are_refused_with_the_fix(hub: ih.Hub) -> Non
     for to in ("torch", "polars"):
         with pytest.raises(NoRouteError, match=r"_Duck, not a numpy array.*as_numpy"):
             hub.convert(foreign, to=to)
-    assert "dask" not in sys.modules
+
+
+def test_a_real_dask_chunked_variable_is_refused_not_computed(hub: ih.Hub) -> None:
+    dask_array = pytest.importorskip("dask.array")
+    computed: list[int] = []
+
+    def block(x: np.ndarray) -> np.ndarray:
+        computed.append(1)
+        return x
+
+    lazy = dask_array.from_array(np.arange(6.0), chunks=3).map_blocks(block)
+    computed.clear()  # dask may call it once on a meta array
+    chunked = xr.DataArray(lazy, dims="i")
+    for to in ("torch", "polars"):
+        with pytest.raises(NoRouteError, match=r"chunked array.*\.compute\(\)"):
+            hub.convert(chunked, to=to)
+    assert not computed
 
 
 def test_a_lazy_variable_is_loaded_a_copy(hub: ih.Hub) -> None:

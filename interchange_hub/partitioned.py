@@ -464,11 +464,14 @@ class Partitioned:
         return self.handles()
 
     def __repr__(self) -> str:
-        state = "ran" if self._reports else "not computed"
-        return (
-            f"<Partitioned: {self.npartitions} {self.engine} partition(s) -> "
-            f"{self._plan.target} ({state})>"
-        )
+        # The count from the plan until the partitions ran: counting a lazy collection's
+        # partitions may run it (a Ray Dataset before it is materialised).
+        if self._reports:
+            count, state = str(len(self._reports)), "ran"
+        else:
+            known = self._plan.partitions
+            count, state = ("?" if known is None else str(known)), "not computed"
+        return f"<Partitioned: {count} {self.engine} partition(s) -> {self._plan.target} ({state})>"
 
 
 def join(hub: Hub, parts: Sequence[Any], empty: object) -> Any:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from interchange_hub.errors import ConversionError, InvalidOptionError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
 
     from interchange_hub._engine.plans import Plan
     from interchange_hub.adapter import Options
@@ -72,6 +72,9 @@ class PartitionReport:
     source_bytes: int
     shared_bytes: int = -1
     worker: str = ""
+    # True: converted on the client, after the engine brought the partition there (a
+    # zero-copy route, computed: see Partitioned.compute)
+    on_client: bool = False
 
 
 def _hub() -> Hub:
@@ -81,7 +84,12 @@ def _hub() -> Hub:
 
 
 def _report(
-    hub: Hub, index: int, part: object, plan: Plan, result: object = None
+    hub: Hub,
+    index: int,
+    part: object,
+    plan: Plan,
+    result: object = None,
+    on_client: bool = False,
 ) -> PartitionReport:
     info = plan.info
     buffers = hub.buffers(part)
@@ -105,6 +113,7 @@ def _report(
         source_bytes=source_bytes,
         shared_bytes=shared,
         worker=worker_id(),
+        on_client=on_client,
     )
 
 
@@ -124,11 +133,13 @@ def _shared(hub: Hub, value: object, source: Sequence[Any]) -> int:
 
 
 def run_partition(
-    part: object, to: object, options: Options, index: int = 0
+    part: object, to: object, options: Options, index: int = 0, hub: Hub | None = None
 ) -> tuple[Any, PartitionReport]:
     """Convert one partition with this process's default hub (on a worker): the result,
-    and the report of the plan it ran with the bytes it shares, checked by address."""
-    hub = _hub()
+    and the report of the plan it ran with the bytes it shares, checked by address.
+    ``hub``: convert with that hub instead (on the client)."""
+    on_client = hub is not None
+    hub = hub or _hub()
     if options.as_dict:
         kwargs = options.kwargs()
         plan = hub.plan(part, to, **kwargs)
@@ -136,7 +147,7 @@ def run_partition(
     else:
         o = options
         result, plan = hub.planner.convert_planned(part, to, o.copy, o.device, o.strict, o.dtype)
-    return result, _report(hub, index, part, plan, result)
+    return result, _report(hub, index, part, plan, result, on_client)
 
 
 def convert_partition(part: object, to: object, options: Options) -> Any:
@@ -269,10 +280,17 @@ class PartitionedPlan:
                 )
             for steps, reports in _grouped(self.reports):
                 first = reports[0]
+                where = (
+                    "on the client, as fetched (a zero-copy route: the engine moved the "
+                    "partitions, converting them costs nothing more)"
+                    if first.on_client
+                    else "on the workers"
+                )
                 lines.append(
                     f"  partitions {_ranges([r.index for r in reports])} "
                     f"({sum(max(r.rows, 0) for r in reports):,} rows): {first.route}, "
                     + ("zero-copy" if first.zero_copy else "copy")
+                    + f", {where}"
                 )
                 lines.extend(f"    {s}" for s in steps)
             lines.extend(f"  LOSSY {loss}" for loss in self.losses)
@@ -306,10 +324,11 @@ def _grouped(
     groups: dict[tuple[str, ...], list[PartitionReport]] = {}
     steps: dict[tuple[str, ...], tuple[str, ...]] = {}
     for r in sorted(reports, key=lambda r: r.index):
-        key = tuple(_SIZE.sub("", s) for s in r.steps)  # partitions of any size, one route
+        # partitions of any size, one route
+        key = (*(_SIZE.sub("", s) for s in r.steps), str(r.on_client))
         steps.setdefault(key, key)
         groups.setdefault(key, []).append(r)
-    return [(steps[k], v) for k, v in groups.items()]
+    return [(steps[k][:-1], v) for k, v in groups.items()]
 
 
 _SIZE = re.compile(r"\s+\[[^\]]*\]$")  # the bytes a step line ends with
@@ -387,6 +406,17 @@ class Parts:
         """The engine's own handles to the results, one per partition, in order."""
         raise NotImplementedError
 
+    @property
+    def started(self) -> bool:
+        """Whether the conversions run or ran on the workers already (persisted)."""
+        return False
+
+    def sources(self, indices: Sequence[int]) -> list[Any] | None:
+        """The partitions ``indices`` themselves, brought to this process the way the
+        engine moves them (Arrow blocks from Ray's object store without a copy, pickle-5
+        buffers from Dask workers); None where the engine offers no such fetch."""
+        return None
+
 
 class Partitioned:
     """Partitions converted on their workers, for a target the engine cannot hold.
@@ -396,9 +426,19 @@ class Partitioned:
     >>> print(parts.plan)                        # what each worker did, summed
     """
 
-    def __init__(self, parts: Parts, hub: Hub, empty: object, plan: PartitionedPlan) -> None:
+    def __init__(
+        self,
+        parts: Parts,
+        hub: Hub,
+        empty: object,
+        plan: PartitionedPlan,
+        to: object = None,
+        options: Options | None = None,
+    ) -> None:
         self._parts = parts
         self._hub = hub
+        self._to = to
+        self._options = options  # with to=: the conversion, for partitions fetched here
         self._empty = empty  # the target's object for no rows (the converted metadata)
         self._plan = plan
         self._reports: tuple[PartitionReport, ...] = ()
@@ -433,20 +473,49 @@ class Partitioned:
 
     def compute(self) -> Any:
         """One object of the target library: the partitions joined on the client, in
-        partition order (``pl.concat``, ``pa.concat_tables``, ``torch.cat``, ...)."""
-        results, reports = self._parts.gather()
+        partition order (``pl.concat``, ``pa.concat_tables``, ``torch.cat``, ...).
+
+        Where the plan is zero-copy and nothing ran yet, the partitions are fetched as the
+        engine holds them and converted here, which costs nothing more: the result then
+        shares the memory the engine brought, where converting on the workers would make
+        the engine serialise the results (polars frames as IPC, tensors as bytes: a copy
+        each way). Routes that copy run on the workers, in parallel. The plan says which.
+        """
+        local = self._local(range(self._parts.count()))
+        if local is not None:
+            results, reports = local
+        else:
+            results, reports = self._parts.gather()
         self._keep(reports)
         return join(self._hub, results, self._empty)
 
     def partitions(self) -> Iterator[Any]:
-        """The partitions' results, in order, each fetched when the loop reaches it."""
+        """The partitions' results, in order, each fetched when the loop reaches it
+        (converted here where the route is zero-copy, as :meth:`compute` does)."""
         for index in range(self._parts.count()):
-            yield self._parts.fetch(index)
+            local = self._local([index])
+            yield local[0][0] if local is not None else self._parts.fetch(index)
+
+    def _local(self, indices: Iterable[int]) -> tuple[list[Any], list[PartitionReport]] | None:
+        """The partitions converted here, if that is the cheaper way (see compute)."""
+        if self._options is None or not self._plan.each.zero_copy or self._parts.started:
+            return None
+        wanted = list(indices)
+        sources = self._parts.sources(wanted)
+        if sources is None:
+            return None
+        pairs = [
+            run_partition(src, self._to, self._options, i, hub=self._hub)
+            for i, src in zip(wanted, sources, strict=True)
+        ]
+        return [p[0] for p in pairs], [p[1] for p in pairs]
 
     def persist(self) -> Partitioned:
         """The same partitions, computed and kept on the workers (nothing comes back
         but the reports)."""
-        kept = Partitioned(self._parts.persist(), self._hub, self._empty, self._plan)
+        kept = Partitioned(
+            self._parts.persist(), self._hub, self._empty, self._plan, self._to, self._options
+        )
         kept.report()
         return kept
 

@@ -46,6 +46,11 @@ __all__ = ["NAME", "DaskAdapter", "DaskCollection", "DaskParts", "register_adapt
 
 NAME = "dask"
 TENSOR_TARGETS = ("numpy", "cupy")  # the chunk types dask.array holds
+# Targets whose objects travel between Dask processes as one in-band copy (polars pickles
+# itself as IPC bytes): a zero-copy route is then cheaper run on the client, after the
+# partitions (pandas, Arrow: pickle-5 buffers) travelled. Arrow, numpy, pandas and torch
+# have Dask serialisers that send their buffers as they are: those convert on the workers.
+PICKLED_IN_BAND = ("polars",)
 
 
 def _dask(module: str = "dask") -> Any:
@@ -152,7 +157,10 @@ class DaskCollection(Collection):
         if holder == "array":
             return self._array(to, options, empty)
         parts = self.delayed_parts()
-        return Partitioned(DaskParts.of(parts, to, options), hub, empty, plan)
+        owner = hub.registry.owner(empty) if not isinstance(empty, dict) else None
+        fetch_first = owner is not None and owner.name in PICKLED_IN_BAND
+        parts_ = DaskParts.of(parts, to, options, fetch_first=fetch_first)
+        return Partitioned(parts_, hub, empty, plan, to, options)
 
     def batches(self, batch_size: int | None) -> Iterator[Any]:
         for part in self.delayed_parts():
@@ -228,17 +236,27 @@ class DaskParts(Parts):
 
     engine = NAME
 
-    def __init__(self, results: Sequence[Any], reports: Sequence[Any]) -> None:
+    def __init__(
+        self,
+        results: Sequence[Any],
+        reports: Sequence[Any],
+        sources: Sequence[Any] = (),
+        persisted: bool = False,
+    ) -> None:
         self._results = list(results)
         self._reports = list(reports)
+        self._sources = list(sources)  # the partitions themselves, as delayed values
+        self._persisted = persisted
 
     @classmethod
-    def of(cls, parts: Sequence[Any], to: object, options: Options) -> DaskParts:
+    def of(
+        cls, parts: Sequence[Any], to: object, options: Options, *, fetch_first: bool = False
+    ) -> DaskParts:
         dask = _dask()
 
         run: Callable[..., Any] = dask.delayed(run_partition, nout=2, pure=True)
         pairs = [run(part, to, options, i) for i, part in enumerate(parts)]
-        return cls([p[0] for p in pairs], [p[1] for p in pairs])
+        return cls([p[0] for p in pairs], [p[1] for p in pairs], parts if fetch_first else ())
 
     def count(self) -> int:
         return len(self._results)
@@ -262,10 +280,20 @@ class DaskParts(Parts):
 
         kept = dask.persist(*self._results, *self._reports)
         n = len(self._results)
-        return DaskParts(kept[:n], kept[n:])
+        return DaskParts(kept[:n], kept[n:], self._sources, persisted=True)
 
     def handles(self) -> list[Any]:
         return list(self._results)
+
+    @property
+    def started(self) -> bool:
+        return self._persisted
+
+    def sources(self, indices: Sequence[int]) -> list[Any] | None:
+        if not self._sources:
+            return None
+        dask = _dask()
+        return list(dask.compute(*[self._sources[i] for i in indices]))
 
 
 @hookimpl

@@ -296,14 +296,17 @@ def test_partitions_convert_on_the_workers_zero_copy(hub: ih.Hub, client: Any) -
     ddf = dd.from_map(make_partition, range(NPARTS))
     pdf = pd.concat([make_partition(i) for i in range(NPARTS)], ignore_index=True)
     parts = hub.convert(ddf, to="polars")
-    df = parts.compute()
+    df = parts.compute()  # zero-copy: the partitions come here and convert here
     assert df.equals(pl.from_pandas(pdf))
-    plan = parts.plan
+    assert all(r.on_client for r in parts.plan.reports)
+    kept = hub.convert(ddf, to="polars").persist()  # converted on the workers, kept there
+    assert pl.concat(list(kept.partitions())).equals(df)
+    plan = kept.plan
     worker_pids = {f":{pid}" for pid in client.run(os.getpid).values()}
     assert len(plan.reports) == NPARTS
     for report in plan.reports:
         assert any(report.worker.endswith(pid) for pid in worker_pids), report.worker
-        assert not report.worker.endswith(f":{os.getpid()}")
+        assert not report.worker.endswith(f":{os.getpid()}") and not report.on_client
         assert report.zero_copy
         assert report.shared_bytes == report.source_bytes > 0  # checked on the worker
     assert plan.shared_bytes == pdf["x"].nbytes + pdf["n"].nbytes
@@ -319,6 +322,11 @@ def test_cluster_pandas_numpy_and_batches(hub: ih.Hub, client: Any) -> None:
     np.testing.assert_array_equal(hub.convert(ddf, to="numpy").compute(), pdf.to_numpy())
     sizes = [len(b) for b in hub.iter_batches(ddf, to="polars", batch_size=3000)]
     assert sizes == [3000, 3000, 2000]
+    copied = hub.convert(ddf, to="torch")  # a route that copies runs on the workers
+    tensor = copied.compute()
+    assert torch.equal(tensor, torch.from_numpy(pdf.to_numpy()))
+    assert not any(r.on_client for r in copied.plan.reports)
+    assert "on the workers" in str(copied.plan)
 
 
 def test_cluster_persist_keeps_results_on_the_workers(hub: ih.Hub, client: Any) -> None:

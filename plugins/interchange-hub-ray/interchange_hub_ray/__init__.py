@@ -182,7 +182,7 @@ class RayCollection(Collection):
                 fn_kwargs={"to": to, "options": options},
             )
         parts = RayParts(self.block_refs, to, options, count=self.npartitions)
-        return Partitioned(parts, hub, empty, plan)
+        return Partitioned(parts, hub, empty, plan, to, options)
 
     def batches(self, batch_size: int | None) -> Iterator[Any]:
         yield from self.obj.iter_batches(
@@ -349,6 +349,14 @@ class RayParts(Parts):
 
     def handles(self) -> list[Any]:
         return [result for result, _ in self._all()]
+
+    @property
+    def started(self) -> bool:
+        return bool(self._pairs)
+
+    def sources(self, indices: Sequence[int]) -> list[Any] | None:
+        blocks = self._block_refs()
+        return _get([blocks[i] for i in indices])  # from the object store, zero-copy
 
 
 def _get(refs: list[Any]) -> list[Any]:

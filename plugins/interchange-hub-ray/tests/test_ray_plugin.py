@@ -171,19 +171,28 @@ def test_polars_values_order_workers_and_shared_bytes(hub: ih.Hub) -> None:
     assert len(parts) == 4 and "not computed" in repr(parts)
     frame = parts.compute()
     assert frame.equals(pl.from_arrow(pa.concat_tables(tables)))  # values, block order
+    # A zero-copy route, computed: the blocks come from the object store as they are and
+    # convert here; the frame shares the object store's memory.
     plan = parts.plan
     assert plan.is_exact and plan.zero_copy and plan.copied_bytes == 0
+    assert all(r.on_client and pid(r) == os.getpid() for r in plan.reports)
+    assert plan.shared_bytes == plan.source_bytes == 4 * 2 * 8 * ROWS
+    assert "on the client, as fetched" in str(plan)
+    # Persisted, the same conversion runs in Ray tasks, and each checks its own claim.
+    kept = hub.convert(ds, to="polars").persist()
+    plan = kept.plan
     assert [r.index for r in plan.reports] == [0, 1, 2, 3]
     for report in plan.reports:
         assert report.route == "pyarrow.Table -> polars" and report.zero_copy
         assert report.source_bytes == 2 * 8 * ROWS
         assert report.shared_bytes == report.source_bytes  # checked by address, on the worker
-        assert pid(report) != os.getpid()
+        assert pid(report) != os.getpid() and not report.on_client
     assert plan.shared_bytes == plan.source_bytes == 4 * 2 * 8 * ROWS
     assert len(plan.workers) >= 1
     text = str(plan)
-    assert "partition-wise over 4 partitions on ray" in text
+    assert "partition-wise over 4 partitions on ray" in text and "on the workers" in text
     assert "shared with the partitions, checked by buffer address: 62.5 KiB of 62.5 KiB" in text
+    assert kept.compute().equals(frame)
 
 
 def test_partitions_persist_handles_and_report(hub: ih.Hub) -> None:
@@ -222,7 +231,7 @@ def test_nothing_runs_before_it_is_asked_for(hub: ih.Hub, monkeypatch: pytest.Mo
     parts = hub.convert(dataset(tables), to="torch", as_dict=True)
     assert len(parts) == 2 and calls == []  # the count of a materialized Dataset is known
     result = parts.compute()
-    assert sorted(calls) == ["blocks", "run_partition", "run_partition"]  # a task per block
+    assert calls == ["blocks"]  # zero-copy: the blocks are fetched, no task converts them
     assert set(result) == {"i", "x"}
     assert torch.equal(result["i"], torch.arange(2 * ROWS))
     assert all(r.zero_copy and r.shared_bytes == r.source_bytes for r in parts.plan.reports)
@@ -233,7 +242,8 @@ def test_numpy_nulls_are_lossy_per_block_and_strict_refuses_on_the_worker(hub: i
     ds = dataset(tables)
     assert hub.plan(ds, to="numpy").lossless  # the schema cannot show nulls
     parts = hub.convert(ds, to="numpy")
-    values = parts.compute()
+    with pytest.warns(ih.LossyConversionWarning, match="nulls become NaN"):
+        values = parts.compute()  # planned zero-copy: converted here, and warned here
     assert values.shape == (5, 1) and np.isnan(values[1, 0])
     assert values[[0, 2, 3, 4], 0].tolist() == [1.0, 3.0, 4.0, 5.0]
     plan = parts.plan

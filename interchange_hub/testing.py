@@ -42,7 +42,15 @@ from interchange_hub.plugins import builtin_plugins
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-__all__ = ["Check", "ConformanceReport", "assert_conforms", "check_conformance", "samples"]
+__all__ = [
+    "Check",
+    "ConformanceReport",
+    "assert_collection_conforms",
+    "assert_conforms",
+    "check_collection_conformance",
+    "check_conformance",
+    "samples",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -414,3 +422,237 @@ def _nan(value: Any) -> Any:
 def _short(exc: BaseException, limit: int = 160) -> str:
     text = str(exc)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# -- engine plugins: partitioned collections (Dask, Ray) ------------------------------------
+COLLECTION_SAMPLES = ("float table", "table with nulls", "chunked table", "empty table")
+
+
+def check_collection_conformance(
+    plugin: object | None,
+    name: str,
+    make: Callable[[Any, int], Any],
+    *,
+    collect: Callable[[Any], Any] | None = None,
+    hub: Hub | None = None,
+    peers: Sequence[str] | None = None,
+    partitions: int = 3,
+) -> ConformanceReport:
+    """Checks for an adapter of partitioned collections (an engine plugin: Dask, Ray).
+
+    :param make: builds one of the engine's collections from a pyarrow Table, in about
+        ``partitions`` partitions (``lambda t, n: dd.from_pandas(t.to_pandas(),
+        npartitions=n)``).
+    :param collect: turns a result that is the engine's own collection into local data
+        (default: its ``.compute()``; ``ih.Partitioned`` results are computed by the kit).
+    :param peers: target libraries (default: the installed built-ins).
+
+    It checks the declarations (a collection adapter, ``source_only`` with its hint, and
+    ``to=<name>`` refused with it); then, for each sample table and peer, that the
+    partition-wise result holds the values of the local conversion of the same table, in
+    order (or that both are refused); that plans say they are partition-wise, made exact
+    give one report per partition with the table's rows, and after a run prove each
+    zero-copy claim by buffer address; that ``copy=False`` is refused by ``convert`` where
+    ``plan`` refuses it; and that ``iter_batches`` gives every row once, in order.
+    """
+    if hub is None:
+        extra = [] if plugin is None else [plugin]
+        hub = Hub(autoload=False, plugins=[*builtin_plugins(), *extra])
+    report = ConformanceReport(name)
+    kit = _CollectionKit(hub, name, report, make, collect or _compute, partitions)
+    kit.run(peers)
+    return report
+
+
+def assert_collection_conforms(
+    plugin: object | None, name: str, make: Callable[[Any, int], Any], **options: Any
+) -> ConformanceReport:
+    """Run :func:`check_collection_conformance`; raise ``AssertionError`` on a failure."""
+    report = check_collection_conformance(plugin, name, make, **options)
+    if not report.ok:
+        raise AssertionError(str(report))
+    return report
+
+
+def _compute(result: Any) -> Any:
+    compute = getattr(result, "compute", None)
+    return compute() if callable(compute) else result
+
+
+class _CollectionKit:
+    def __init__(
+        self,
+        hub: Hub,
+        name: str,
+        report: ConformanceReport,
+        make: Callable[[Any, int], Any],
+        collect: Callable[[Any], Any],
+        partitions: int,
+    ) -> None:
+        self.hub, self.name, self.report = hub, name, report
+        self.make, self.collect, self.partitions = make, collect, partitions
+
+    def check(self, name: str, passed: bool, detail: str = "") -> bool:
+        self.report.checks.append(Check(name, passed, detail))
+        return passed
+
+    def run(self, peers: Sequence[str] | None) -> None:
+        adapter = self.hub.registry.get(self.name)
+        if not self.check("registered", adapter is not None, "found" if adapter else ""):
+            return
+        assert adapter is not None
+        problems = []
+        if type(adapter).collection is Adapter.collection:
+            problems.append("collection() is not overridden")
+        if not adapter.source_only:
+            problems.append("source_only is empty (to= the engine needs its hint)")
+        if not adapter.module or not adapter.types:
+            problems.append("module or types is empty")
+        self.check("declarations", not problems, "; ".join(problems) or "collection adapter")
+        try:
+            self.hub.plan(samples()["float table"], to=self.name)
+            self.check("to= the engine is refused", False, "it was planned")
+        except InterchangeError as exc:
+            self.check("to= the engine is refused", adapter.source_only in str(exc), str(exc))
+        if peers is None:
+            peers = [n for n in ("pyarrow", "polars", "pandas", "numpy", "torch") if installed(n)]
+        for label in COLLECTION_SAMPLES:
+            table = samples()[label]
+            try:
+                coll = self.make(table, self.partitions)
+            except Exception as exc:  # noqa: BLE001 - reported
+                self.check(f"{label}: make", False, f"{type(exc).__name__}: {exc}")
+                continue
+            self.check_plan(label, coll, table)
+            for peer in peers:
+                self.check_peer(label, coll, table, peer)
+            self.check_batches(label, coll, table)
+
+    def check_plan(self, label: str, coll: Any, table: Any) -> None:
+        try:
+            plan: Any = self.hub.plan(coll, to="pyarrow")  # a PartitionedPlan
+            text = str(plan)
+            exact = plan.exact()
+            rows = sum(r.rows for r in exact.reports)
+        except Exception as exc:  # noqa: BLE001 - reported
+            self.check(f"{label}: plan", False, f"{type(exc).__name__}: {exc}")
+            return
+        self.check(f"{label}: plan", "partition-wise" in text, text.split("\n")[0])
+        self.check(
+            f"{label}: exact plan",
+            rows == table.num_rows and len(exact.reports) == exact.partitions,
+            f"{len(exact.reports)} reports, {rows} of {table.num_rows} rows",
+        )
+
+    def check_peer(self, label: str, coll: Any, table: Any, peer: str) -> None:
+        name = f"{label}: to {peer}"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", LossyConversionWarning)
+            warnings.simplefilter("ignore", WriteThroughWarning)
+            try:
+                local = self.hub.convert(table, to=peer)
+            except InterchangeError as exc:
+                local, refused = None, exc
+            try:
+                result = self.hub.convert(coll, to=peer)
+                parts = result if _is_partitioned(result) else None
+                value = parts.compute() if parts is not None else self.collect(result)
+            except InterchangeError as exc:
+                self.check(name, local is None, f"refused ({type(exc).__name__}: {exc})")
+                return
+            except Exception as exc:  # noqa: BLE001 - reported
+                self.check(name, False, f"raised {type(exc).__name__}: {exc}")
+                return
+        if local is None:
+            self.check(name, False, f"converted, but the table itself is refused: {refused}")
+            return
+        same, detail = self.same(value, local)
+        self.check(name, same, detail)
+        if parts is not None:
+            plan = parts.plan
+            bad = [
+                r.index for r in plan.reports if r.zero_copy and r.shared_bytes != r.source_bytes
+            ]
+            self.check(
+                f"{name}: claims by address",
+                plan.is_exact and not bad,
+                f"{len(plan.reports)} partitions; zero-copy claims not shared: {bad}",
+            )
+        self.check_copy_false(name, coll, peer)
+
+    def check_copy_false(self, name: str, coll: Any, peer: str) -> None:
+        try:
+            self.hub.plan(coll, to=peer, copy=False)
+            planned = True
+        except InterchangeError:
+            planned = False
+        if planned:
+            return
+        try:
+            self.hub.convert(coll, to=peer, copy=False)
+            self.check(f"{name}: copy=False", False, "plan refused it, convert did not")
+        except InterchangeError:
+            self.check(f"{name}: copy=False", True, "refused before anything ran")
+
+    def check_batches(self, label: str, coll: Any, table: Any) -> None:
+        size = max(1, table.num_rows // 3 + 1)
+        try:
+            batches = list(self.hub.iter_batches(coll, to="pyarrow", batch_size=size))
+        except Exception as exc:  # noqa: BLE001 - reported
+            self.check(f"{label}: iter_batches", False, f"{type(exc).__name__}: {exc}")
+            return
+        rows = [len(b) for b in batches]
+        first = table.column_names[0] if table.num_columns else None
+        got = [v for b in batches for v in b.column(first).to_pylist()] if first else []
+        want = table.column(first).to_pylist() if first else []
+        self.check(
+            f"{label}: iter_batches",
+            sum(rows) == table.num_rows and all(r <= size for r in rows) and _eq(got, want),
+            f"batches of {rows} rows",
+        )
+
+    def same(self, value: Any, local: Any) -> tuple[bool, str]:
+        """Whether two results hold the same values in the same order (through Arrow)."""
+        try:
+            a = self.hub.convert(value, to="pyarrow")
+            b = self.hub.convert(local, to="pyarrow")
+        except InterchangeError as exc:
+            return False, f"cannot read the results back: {exc}"
+        rows_a = len(a)
+        rows_b = len(b)
+        if rows_a != rows_b:
+            return False, f"{rows_a} rows, the local conversion gives {rows_b}"
+        if hasattr(a, "column_names") and hasattr(b, "column_names"):
+            names = [n for n in b.column_names if n in a.column_names]
+            if not names:
+                return False, f"columns {a.column_names}, the local conversion {b.column_names}"
+            for n in names:
+                if not _eq(a.column(n).to_pylist(), b.column(n).to_pylist()):
+                    return False, f"column {n!r} differs from the local conversion"
+            return True, f"{rows_a} rows, columns {names} as the local conversion"
+        if not _eq(_flat(a), _flat(b)):
+            return False, "values differ from the local conversion"
+        return True, f"{rows_a} rows as the local conversion"
+
+
+def _is_partitioned(obj: object) -> bool:
+    return type(obj).__name__ == "Partitioned" and hasattr(obj, "compute")
+
+
+def _flat(value: Any) -> list[Any]:
+    if hasattr(value, "column_names"):
+        return [v for c in value.columns for v in c.to_pylist()]
+    return list(value.to_pylist())
+
+
+def _eq(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    """Equal lists, NaN and None (a null) both counting as missing."""
+
+    def norm(v: Any) -> Any:
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return None
+        if isinstance(v, list):
+            return [norm(x) for x in v]
+        return v
+
+    return len(a) == len(b) and all(norm(x) == norm(y) for x, y in zip(a, b, strict=True))

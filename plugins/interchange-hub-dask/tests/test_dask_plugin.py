@@ -368,3 +368,14 @@ def test_no_warnings_from_planning_metadata(hub: ih.Hub, sync: None) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         hub.plan(ddf_of(frame(10), 2), to="polars")
+
+
+def test_the_collection_conformance_kit(sync: None) -> None:
+    from interchange_hub.testing import assert_collection_conforms
+
+    report = assert_collection_conforms(
+        interchange_hub_dask,
+        "dask",
+        lambda table, n: dd.from_pandas(table.to_pandas(), npartitions=n, sort=False),
+    )
+    assert len(report.checks) > 40

@@ -96,6 +96,10 @@ class RayAdapter(Adapter):
     module = "ray"
     requirement = "interchange-hub-ray"
     types = ("ray.data.Dataset", "ray.data.MaterializedDataset")
+    source_only = (
+        "to make a Ray Dataset, use ray.data.from_arrow(ih.convert(obj, to='pyarrow')) or "
+        "ray.data.from_pandas"
+    )
 
     def owns(self, obj: object) -> bool:
         data = _data()
@@ -174,6 +178,15 @@ class RayCollection(Collection):
     def convert(self, hub: Any, to: object, options: Options) -> Any:
         plan, empty, holder = self._job(hub, to, options)  # copy=False is refused here
         if holder == "dataset":
+            if self.npartitions is not None and self.obj.count() == 0:
+                # Ray drops the schema of empty blocks that map_batches returns: the
+                # converted metadata keeps the columns (and costs nothing to run)
+                data = _ray().data
+                return (
+                    data.from_arrow([empty])
+                    if self.arrow_target(empty)
+                    else (data.from_pandas([empty]))
+                )
             return self.obj.map_batches(
                 _convert_block,
                 batch_format=None,  # the blocks as Ray holds them (Arrow or pandas)
@@ -188,6 +201,11 @@ class RayCollection(Collection):
         yield from self.obj.iter_batches(
             batch_size=batch_size, batch_format="pyarrow", prefetch_batches=1
         )
+
+    @staticmethod
+    def arrow_target(empty: object) -> bool:
+        pa = sys.modules.get("pyarrow")
+        return pa is not None and isinstance(empty, pa.Table)
 
     # -- the pieces ------------------------------------------------------------------------
     def _job(self, hub: Any, to: object, options: Options) -> tuple[PartitionedPlan, Any, str]:

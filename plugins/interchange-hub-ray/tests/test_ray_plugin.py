@@ -469,3 +469,18 @@ def test_the_default_hub_loads_it_from_its_entry_point() -> None:
         timeout=120,
     )
     assert json.loads(out.stdout.strip().splitlines()[-1]) == [True, [1, 2, 3]]
+
+
+def test_the_collection_conformance_kit() -> None:
+    from interchange_hub.testing import assert_collection_conforms
+
+    def make(table: pa.Table, n: int) -> Any:
+        step = max(1, -(-table.num_rows // n))
+        pieces = [table.slice(i, step) for i in range(0, table.num_rows, step)] or [table]
+        return ray.data.from_arrow(pieces).materialize()
+
+    def collect(result: Any) -> Any:  # a Ray Dataset of converted blocks
+        return pa.concat_tables(ray.get(result.to_arrow_refs()))
+
+    report = assert_collection_conforms(interchange_hub_ray, "ray", make, collect=collect)
+    assert len(report.checks) > 40

@@ -217,7 +217,11 @@ def survey(hub: Hub) -> tuple[list[str], list[Missing]]:
 def libraries(hub: Hub) -> list[str]:
     """The installed CPU libraries of ``hub``: built-ins first, then plugins' in name order."""
     builtin = builtin_libraries(hub)
-    names = [a.name for a in hub.adapters() if installed(a.module) and "cpu" in a.devices]
+    names = [
+        a.name
+        for a in hub.adapters()
+        if installed(a.module) and "cpu" in a.devices and not a.source_only  # not engines
+    ]
     return [n for n in builtin if n in names] + sorted(n for n in names if n not in builtin)
 
 

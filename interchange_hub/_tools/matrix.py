@@ -199,7 +199,11 @@ def survey(hub: Hub) -> tuple[list[str], list[Missing]]:
         raise MissingDependencyError("pyarrow", "pyarrow", "to build the samples")
     builtin = builtin_libraries(hub)
     adapters = {a.name: a for a in hub.adapters()}
-    others = sorted(n for n, a in adapters.items() if n not in builtin and "cpu" in a.devices)
+    others = sorted(
+        n
+        for n, a in adapters.items()
+        if n not in builtin and "cpu" in a.devices and not a.source_only  # not engines
+    )
     usable: list[str] = []
     missing: list[Missing] = []
     for name in [*builtin, *others]:

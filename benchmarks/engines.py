@@ -140,7 +140,9 @@ def dask_cases(rows: int, repeat: int, batch_size: int) -> list[dict[str, Any]]:
         n_workers=2,
         threads_per_worker=1,
         processes=True,
-        dashboard_address=None,
+        dashboard_address=None,  # no dashboard, and its HTTP server (health
+        # checks) on a free port, not 8787: another cluster on this machine may hold it
+        scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
         worker_dashboard_address=None,
         silence_logs=logging.ERROR,
     )

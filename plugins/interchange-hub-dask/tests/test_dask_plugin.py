@@ -271,7 +271,9 @@ def client() -> Iterator[Any]:
         n_workers=2,
         threads_per_worker=1,
         processes=True,
-        dashboard_address=None,
+        dashboard_address=None,  # no dashboard, and its HTTP server (health
+        # checks) on a free port, not 8787: another cluster on this machine may hold it
+        scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
         worker_dashboard_address=None,
         silence_logs=logging.ERROR,
     )
@@ -317,8 +319,10 @@ def test_partitions_convert_on_the_workers_zero_copy(hub: ih.Hub, client: Any) -
 def test_cluster_pandas_numpy_and_batches(hub: ih.Hub, client: Any) -> None:
     pdf = frame()
     ddf = ddf_of(pdf)
-    back = hub.convert(ddf, to="pandas").compute()
-    pd.testing.assert_frame_equal(back, pdf)
+    assert hub.convert(ddf, to="pandas") is ddf  # pandas partitions, as they are
+    copied = hub.convert(ddf, to="pandas", copy=True)  # converted on the workers
+    assert isinstance(copied, dd.DataFrame) and copied is not ddf
+    pd.testing.assert_frame_equal(copied.compute(), pdf)
     np.testing.assert_array_equal(hub.convert(ddf, to="numpy").compute(), pdf.to_numpy())
     sizes = [len(b) for b in hub.iter_batches(ddf, to="polars", batch_size=3000)]
     assert sizes == [3000, 3000, 2000]

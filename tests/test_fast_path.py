@@ -369,3 +369,22 @@ def test_copy_true_pandas_to_polars_shares_nothing(hub: ih.Hub) -> None:
     frame = pd.DataFrame({"a": np.arange(4.0)})
     out = hub.convert(frame, to="polars", copy=True)
     assert hub.shared_bytes(out, frame) == 0
+
+
+def test_as_dict_keeps_the_way_to_the_columns_per_route_key() -> None:
+    """The second as_dict=True conversion of a table of the same schema and layout reuses
+    the way to its columns; each result still shares its own table's memory."""
+    hub = ih.Hub(autoload=False)
+    one = pa.table({"x": np.arange(8.0), "n": np.arange(8)})
+    two = pa.table({"x": np.arange(8.0) + 1, "n": np.arange(8) + 1})
+    for table in (one, two, one):
+        got = hub.convert(table, to="numpy", as_dict=True)
+        assert got["x"].tolist() == table.column("x").to_pylist()
+        assert hub.shared_bytes(got["n"], table) == 64
+    chunked = pa.Table.from_batches(one.to_batches(max_chunksize=3))  # another route key
+    got = hub.convert(chunked, to="numpy", as_dict=True)
+    assert got["n"].tolist() == list(range(8)) and hub.shared_bytes(got["n"], chunked) == 0
+    with_nulls = pa.table({"x": pa.array([1.0, None]), "n": pa.array([1, 2])})
+    with pytest.warns(ih.LossyConversionWarning):
+        got = hub.convert(with_nulls, to="numpy", as_dict=True)
+    assert np.isnan(got["x"][1])

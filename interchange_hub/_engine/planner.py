@@ -42,6 +42,11 @@ if TYPE_CHECKING:
     from interchange_hub.adapter import Collection
 
 
+# The to= slot of the call key under which the way of a table to its columns is kept
+# (as_dict=True); no target has this name.
+_COLUMNS = "<as_dict columns>"
+
+
 class Planner:
     """Plans and runs conversions over one registry, router and route cache."""
 
@@ -166,16 +171,37 @@ class Planner:
         device: str | Device | None,
         strict: bool,
         dtype: object = None,
-    ) -> dict[str, Any]:
+    ) -> Any:
         """``{name: result}``: the table taken to Arrow (zero-copy where it can be), then
         each column converted on its own, in its own dtype unless ``dtype=`` says."""
         collection = self.collection(obj)
         if collection is not None:  # each partition gives a dict, on its worker
             options = Options(copy, device, strict, dtype, as_dict=True)
-            result: dict[str, Any] = collection.convert(self.hub, to, options)
-            return result
-        _, columns = self._split(obj, copy)
+            return collection.convert(self.hub, to, options)
+        columns = self._cached_columns(obj, copy)
+        if columns is None:
+            columns = self._split(obj, copy, remember=True)[1]
         return {name: self.convert(col, to, copy, device, strict, dtype) for name, col in columns}
+
+    def _cached_columns(self, obj: object, copy: bool | None) -> list[tuple[str, Any]] | None:
+        """The columns of a table whose way to Arrow was kept for its route key, or None."""
+        try:
+            fast = self._calls.get((type(obj), _COLUMNS, copy, None, False, None))
+        except TypeError:
+            return None
+        if fast is None:
+            return None
+        try:
+            run = fast.runs.get(fast.source.route_key(obj))
+        except Exception:  # noqa: BLE001 - the slow path says what failed
+            return None
+        if run is None:
+            return None
+        try:
+            columns: list[tuple[str, Any]] = run(obj)
+        except RouteChanged:
+            return None
+        return columns
 
     def plan_columns(
         self,
@@ -204,7 +230,11 @@ class Planner:
         target = plans[0][1].target if plans else str(to)
         return replace(head, target=f"dict[str, {target}]", columns=plans)
 
-    def _split(self, obj: object, copy: bool | None) -> tuple[Plan, list[tuple[str, Any]]]:
+    def _split(
+        self, obj: object, copy: bool | None, remember: bool = False
+    ) -> tuple[Plan, list[tuple[str, Any]]]:
+        """The plan to Arrow and the named columns; with ``remember``, the way is kept for
+        objects of ``obj``'s route key (when it is lossless and ``obj`` can be read twice)."""
         start, source = self.source(obj)
         info = self.describe(source, obj)
         if info.kind == Kind.TENSOR:
@@ -214,17 +244,29 @@ class Planner:
             )
         request = Request(ARROW, copy=False if copy is False else None)
         plan = self._router.plan(obj, start, source, info, request)
-        value = self.run(obj, plan)
         kind = Kind.COLUMN if info.kind == Kind.COLUMN else Kind.TABLE
-        named = arrowkit.named_columns(value, kind)
         index = {c.name for c in info.columns if Flag.INDEX in c.flags}
-        named = [(n, c) for n, c in named if n not in index]  # as DataFrame.to_numpy() does
+
+        def named_columns(value: Any) -> list[tuple[str, Any]]:
+            named = arrowkit.named_columns(value, kind)
+            return [(n, c) for n, c in named if n not in index]  # as DataFrame.to_numpy() does
+
+        named = named_columns(self.run(obj, plan))
         names = [n for n, _ in named]
         repeated = sorted({n for n in names if names.count(n) > 1})
         if repeated:
             raise InvalidOptionError(
                 f"as_dict=True needs unique column names, and {', '.join(map(repr, repeated))} "
                 "repeat; rename the columns first"
+            )
+        if remember and not (plan.deferred or plan.losses or source.is_one_shot(obj)):
+            compiled = compile_runs(runs_of(plan, request))
+
+            def columns(o: object) -> list[tuple[str, Any]]:
+                return named_columns(compiled(o))
+
+            self._cache.remember_runs(
+                (type(obj), _COLUMNS, copy, None, False, None), source, obj, columns
             )
         return plan, named
 

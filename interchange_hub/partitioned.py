@@ -238,7 +238,9 @@ class PartitionedPlan:
 
     @property
     def workers(self) -> tuple[str, ...]:
-        return tuple(sorted({r.worker for r in self.reports}))
+        """The worker processes that converted partitions (``host:pid``; the client left
+        out when it converted them itself)."""
+        return tuple(sorted({r.worker for r in self.reports if not r.on_client}))
 
     def exact(self) -> PartitionedPlan:
         """This plan made exact: each worker plans its own partition (nothing converts)."""
@@ -261,10 +263,11 @@ class PartitionedPlan:
                 if self.zero_copy
                 else f"copies {format_bytes(self.copied_bytes)} in all"
             )
+            n = len(self.workers)
+            where = f"{n} worker{'' if n == 1 else 's'}" if n else "converted on the client"
             head = (
                 f"Plan {self.source} -> {self.target}, partition-wise over {count} "
-                f"partition{plural} on {self.engine} ({len(self.workers)} worker"
-                f"{'' if len(self.workers) == 1 else 's'}): {verdict}"
+                f"partition{plural} on {self.engine} ({where}): {verdict}"
             )
             lines.append(head)
             summary = (

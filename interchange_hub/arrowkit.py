@@ -35,10 +35,31 @@ def columns_of_schema(schema: Any) -> tuple[Column, ...]:
 _SLICED = frozenset({Flag.SLICED})
 
 
+_UNALIGNED = frozenset({Flag.UNALIGNED})
+_DECIMAL_WIDTHS = {"decimal32": 4, "decimal64": 8, "decimal128": 16, "decimal256": 32}
+_VIEWS = ("string_view", "binary_view")
+_VIEW_WIDTH = 16  # a view is 16 bytes: length, prefix, buffer index, offset
+
+
 def _column(name: str, arr: Any) -> Column:
     parts = arr.chunks if hasattr(arr, "chunks") else [arr]
     flags = _SLICED if any(c.offset for c in parts) else NO_FLAGS
-    return Column(name, dtype_name(arr.type), nbytes(parts), int(arr.null_count), len(parts), flags)
+    dtype = dtype_name(arr.type)
+    width = _VIEW_WIDTH if dtype in _VIEWS else _DECIMAL_WIDTHS.get(dtype.split("(")[0], 0)
+    if width and _unaligned(parts, width):
+        flags = flags | _UNALIGNED
+    return Column(name, dtype, nbytes(parts), int(arr.null_count), len(parts), flags)
+
+
+def _unaligned(parts: Any, width: int) -> bool:
+    """Whether a non-empty chunk's values (a decimal's numbers, a view type's views) do
+    not start at a multiple of ``width``."""
+    for chunk in parts:
+        if len(chunk):
+            data = chunk.buffers()[1]
+            if data is not None and (data.address + chunk.offset * width) % width:
+                return True
+    return False
 
 
 def nbytes(chunks: Any) -> int:

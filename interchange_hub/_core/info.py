@@ -35,6 +35,9 @@ class Flag(enum.StrEnum):
     SPARSE = "sparse"  # a sparse tensor (no dense buffer to share)
     LAZY_BIT = "lazy_bit"  # a tensor with a pending conjugate or negative bit
     ADJACENT = "adjacent"  # a frame's columns lie side by side: one column-major block
+    # a chunk's values are not aligned to their width (a decimal128 in an IPC body, whose
+    # buffers are 8-byte aligned): a library that loads them as wide integers copies
+    UNALIGNED = "unaligned"
 
 
 NO_FLAGS: frozenset[Flag] = frozenset()  # a shared empty set, for the hot paths

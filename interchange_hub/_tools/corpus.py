@@ -11,7 +11,15 @@ from typing import Any
 
 from interchange_hub._core.deps import require
 
-VARIANTS = ("nulls", "no nulls", "empty", "sliced", "chunked")
+VARIANTS = (
+    "nulls",
+    "no nulls",
+    "empty",
+    "sliced",
+    "chunked",
+    "empty first chunk",
+    "ipc",
+)
 
 
 def corpus(rows: int = 12, seed: int = 0, nulls: bool = True) -> dict[str, Any]:
@@ -91,4 +99,26 @@ def variants(name: str, rows: int = 12, seed: int = 0) -> dict[str, Any]:
         "empty": column.slice(0, 0),
         "sliced": column.slice(3, rows - 5),
         "chunked": pa.chunked_array([column.slice(0, half), column.slice(half)], column.type),
+        # as IPC readers and streaming producers deliver it: a first batch with no rows
+        "empty first chunk": pa.chunked_array([column.slice(0, 0), column], column.type),
+        # read back from an IPC stream written by pyarrow: 8-byte aligned buffers in one
+        # body, zero-length buffers where a column has no nulls
+        "ipc": ipc_round_trip(column),
     }
+
+
+def ipc_round_trip(column: Any) -> Any:
+    """``column`` written to an IPC stream by pyarrow and read back (a ChunkedArray of
+    the stream's batches: a sliced column and an empty batch among them)."""
+    pa = require("pyarrow")
+    batches = [
+        pa.record_batch({"c": column}),
+        pa.record_batch({"c": column.slice(0, 0)}),
+        pa.record_batch({"c": column.slice(1)}),
+    ]
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batches[0].schema) as writer:
+        for batch in batches:
+            writer.write_batch(batch)
+    table = pa.ipc.open_stream(sink.getvalue()).read_all()
+    return table.column("c")

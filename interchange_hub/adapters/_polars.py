@@ -442,6 +442,12 @@ def _import_estimate(ctx: Context) -> Estimate:
         ):
             reason = "polars cannot import a fixed-size list at an offset; it is rebuilt"
             copies.append(Copy(col.name, col.nbytes, reason))
+        elif Flag.UNALIGNED in col.flags and col.dtype.startswith("decimal"):
+            reason = (
+                "polars loads decimals as 16-byte integers and copies values that are not "
+                "16-byte aligned (IPC bodies are 8-byte aligned)"
+            )
+            copies.append(Copy(col.name, col.nbytes, reason))
         elif col.nulls > 0 and Flag.SLICED in col.flags:
             reason = "polars rebuilds the validity bitmap of a sliced column with nulls"
             copies.append(Copy(col.name, max(info.rows, 0) // 8 + 1, reason))
@@ -481,6 +487,8 @@ def _import_copy_reason(dtype: str) -> str:
         return "dictionary columns are rebuilt as polars Categorical"
     if dtype.startswith("list<"):
         return "32-bit list offsets are widened to polars' 64-bit lists"
+    if "list<" in dtype.replace("large_list<", "").replace("fixed_size_list<", ""):
+        return "32-bit list offsets inside the nested column are widened to polars' 64-bit lists"
     if dtype == "date64[ms]":
         return "polars stores dates as 32-bit days (Date); date64 is converted to date32"
     if dtype.startswith("fixed_size_binary"):

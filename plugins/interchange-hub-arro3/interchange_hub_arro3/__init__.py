@@ -250,6 +250,11 @@ def _import_estimate(ctx: Context) -> Estimate:
         if name in ("Array", "RecordBatch") and col.chunks > 1:
             reason = f"{col.chunks} chunks are combined into one {name}"
             copies.append(Copy(col.name, col.nbytes, reason))
+        elif Flag.UNALIGNED in col.flags:
+            # arrow-rs needs buffers aligned to their values (16 bytes for decimal128 and
+            # the views of string_view/binary_view); an IPC body is 8-byte aligned
+            reason = "arrow-rs realigns values that are not aligned to their width (a copy)"
+            copies.append(Copy(col.name, col.nbytes, reason))
         elif Flag.SLICED in col.flags and col.nulls > 0 and col.dtype != "bool":
             # The result's bitmap cannot be shown to be the source's (see _REALIGNED); at
             # an offset that is a multiple of 8 it is, and the claim is conservative.

@@ -103,7 +103,10 @@ def _plain(dtype: str, nulls: int, flags: frozenset[str]) -> Conversion:
         zone = tz_of(dtype)
         lost = f"time zone {zone} is dropped (values stay UTC instants)" if zone else ""
         if nulls == 0:
-            return Conversion("zero", out, "", lost)
+            # xarray copies datetime64/timedelta64 values when it builds a Variable (its
+            # time handling casts them, even to their own precision): measured, no view
+            why = "xarray copies datetime64/timedelta64 values when it builds a variable"
+            return Conversion("fill", out, why, lost)
         return Conversion("fill", out, unknown or "nulls become NaT", lost)
     if dtype in ("date32[day]", "date64[ms]"):
         unit = "s" if dtype.startswith("date32") else "ms"

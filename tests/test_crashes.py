@@ -110,3 +110,38 @@ def test_a_cpu_device_array_with_a_sync_event_is_not_waited_on() -> None:
     )
     assert run.returncode == 0, run.stderr[-2000:]
     assert "survived" in run.stdout and "numpy [1.0, 2.0, 3.0]" in run.stdout, run.stdout
+
+
+NARROW_DECIMALS_AND_EMPTY_VIEWS = """
+import decimal, warnings
+import pyarrow as pa
+import interchange_hub as ih
+warnings.simplefilter("ignore")
+hub = ih.Hub(autoload=False)
+values = [decimal.Decimal("1.50"), None, decimal.Decimal("-2.25")]
+for typ in (pa.decimal32(7, 2), pa.decimal64(16, 2)):
+    table = pa.table({"c": pa.array(values, typ)})
+    for via in ("nanoarrow", "pandas", "pyarrow"):
+        # polars 2.1 imports a narrow decimal from the C interface into a Series whose
+        # Arrow export aborts the process: the hub widens it to decimal128 first
+        frame = hub.convert(hub.convert(table, to=via), to="polars")
+        back = hub.convert(frame, to="nanoarrow")
+        assert hub.convert(back, to="pyarrow").column(0).to_pylist() == values, via
+    assert "widened to decimal128" in str(hub.plan(table, to="polars"))
+for typ in (pa.list_view(pa.int64()), pa.large_list_view(pa.int64())):
+    # an empty column through nanoarrow has no chunks; pyarrow 26's to_pandas aborts on
+    # that for list views ("cannot construct ChunkedArray from empty vector")
+    empty = pa.table({"c": pa.array([], typ)})
+    frame = hub.convert(hub.convert(empty, to="nanoarrow"), to="pandas")
+    assert len(frame) == 0 and list(frame.columns) == ["c"]
+    series = hub.convert(hub.convert(empty.column(0), to="nanoarrow"), to="pandas")
+    assert len(series) == 0
+print("ok")
+"""
+
+
+def test_narrow_decimals_into_polars_and_empty_list_views_into_pandas_do_not_crash() -> None:
+    command = [sys.executable, "-c", NARROW_DECIMALS_AND_EMPTY_VIEWS]
+    run = subprocess.run(command, check=False, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip() == "ok"

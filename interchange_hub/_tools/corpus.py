@@ -45,7 +45,10 @@ def corpus(rows: int = 12, seed: int = 0, nulls: bool = True) -> dict[str, Any]:
     c["float16"] = arr((ints / 4).astype(np.float16), pa.float16())
     c["float32"] = arr(rng.standard_normal(rows).astype(np.float32), pa.float32())
     c["float64"] = arr(rng.standard_normal(rows), pa.float64())
-    c["decimal128"] = pylist([decimal.Decimal(int(v)) / 100 for v in ints], pa.decimal128(10, 2))
+    decimals = [decimal.Decimal(int(v)) / 100 for v in ints]
+    c["decimal32"] = pylist(decimals, pa.decimal32(7, 2))
+    c["decimal64"] = pylist(decimals, pa.decimal64(16, 2))
+    c["decimal128"] = pylist(decimals, pa.decimal128(10, 2))
     words = [f"w{v}" * (1 + int(v) % 3) for v in ints]
     for name in ("string", "large_string", "string_view"):
         c[name] = pylist(words, getattr(pa, name)())
@@ -83,6 +86,16 @@ def corpus(rows: int = 12, seed: int = 0, nulls: bool = True) -> dict[str, Any]:
         [[{"a": int(v)}] * (1 + int(v) % 2) for v in ints], pa.list_(pa.struct([("a", pa.int64())]))
     )
     c["struct<list>"] = pylist([{"l": x} for x in lists], pa.struct([("l", pa.list_(pa.int64()))]))
+    c["dictionary<int64>"] = pa.DictionaryArray.from_arrays(arr(ints % 3, pa.int64()), cats)
+    c["dictionary<uint8>"] = pa.DictionaryArray.from_arrays(arr(ints % 3, pa.uint8()), cats)
+    c["map"] = pylist([[(w, int(v))] for v, w in zip(ints, words, strict=True)],
+                      pa.map_(pa.string(), pa.int64()))  # fmt: skip
+    c["bool8"] = pa.ExtensionArray.from_storage(
+        pa.bool8(), arr((ints % 2).astype(np.int8), pa.int8())
+    )
+    c["json"] = pa.ExtensionArray.from_storage(
+        pa.json_(), pylist([f'{{"v": {int(v)}}}' for v in ints], pa.string())
+    )
     c["null"] = pa.nulls(rows)
     return c
 

@@ -53,6 +53,7 @@ RULES: dict[str, tuple[Rule, ...]] = {
         Rule(r"duration\[s\]", "duration[ms]", "polars has no second unit"),
         Rule(r"(?<![a-z_])list<", "large_list<", "polars lists have 64-bit offsets"),
         Rule(r"date64\[ms\]", "date32[day]", "polars stores dates as 32-bit days (Date)"),
+        Rule(r"decimal(?:32|64)\(", "decimal128(", "polars holds decimals as 128-bit integers"),
     ),
     "pandas": (
         Rule(

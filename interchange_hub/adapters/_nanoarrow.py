@@ -58,7 +58,7 @@ class NanoarrowAdapter(Adapter):
 
     def describe(self, obj: Any) -> DataInfo:
         na = _na()
-        is_table = obj.schema.type == na.Type.STRUCT
+        is_table = _is_struct(obj.schema)
         if isinstance(obj, na.ArrayStream):
             if not installed("pyarrow"):
                 return DataInfo(Kind.STREAM, known=False)
@@ -74,7 +74,7 @@ class NanoarrowAdapter(Adapter):
                 return arrowkit.describe_table(arrowkit.struct_table(col))
             return arrowkit.describe_column(col)
         kind = Kind.TABLE if is_table else Kind.COLUMN
-        return DataInfo(kind, (Column("", str(obj.schema.type), -1, -1, obj.n_chunks),))
+        return DataInfo(kind, (Column("", _type_name(obj.schema), -1, -1, obj.n_chunks),))
 
     def buffers(self, obj: Any) -> list[Buffer]:
         if isinstance(obj, _na().ArrayStream):
@@ -126,14 +126,27 @@ class NanoarrowAdapter(Adapter):
         )
 
 
+def _is_struct(schema: Any) -> bool:
+    """Whether a nanoarrow Schema is a struct, read from its format string: ``schema.type``
+    raises for types nanoarrow's Python enum lacks (decimal32/64, list views: 42-45)."""
+    return bool(_na().c_schema(schema).format == "+s")
+
+
+def _type_name(schema: Any) -> str:
+    """The type's name where nanoarrow's enum knows it, else its Arrow format string."""
+    try:
+        return str(schema.type)
+    except ValueError:
+        return str(_na().c_schema(schema).format)
+
+
 def _route_key(obj: Any) -> Hashable | None:
     """The key of what describe reads: the data as pyarrow sees it (a struct without
     nulls or offsets is a table, as in describe). None without pyarrow: always planned."""
     if not installed("pyarrow"):
         return None
-    na = _na()
     col = arrowkit.pa_module().chunked_array(obj)
-    is_table = obj.schema.type == na.Type.STRUCT
+    is_table = _is_struct(obj.schema)
     if is_table and not col.null_count and not any(c.offset for c in col.chunks):
         key = arrowkit.route_key(arrowkit.struct_table(col))
         return None if key is None else ("table", key)

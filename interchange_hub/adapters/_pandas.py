@@ -525,6 +525,14 @@ def _nan_beside_null(data: Any, strict: bool) -> None:
 
 def _to_frame(table: Any, copy: bool | None) -> Any:
     pa = arrowkit.pa_module()
+    if any(not col.num_chunks for col in table.columns):
+        # A column of no chunks (an empty stream from nanoarrow gives them) aborts the
+        # process in to_pandas for some types (list_view: "cannot construct ChunkedArray
+        # from empty vector", pyarrow 26): each gets one empty chunk of its type.
+        table = pa.Table.from_arrays(
+            [c if c.num_chunks else pa.chunked_array([pa.nulls(0, c.type)]) for c in table.columns],
+            schema=table.schema,
+        )
     needs_mask = [
         i
         for i, col in enumerate(table.columns)
@@ -576,6 +584,8 @@ def _import(value: Any, ctx: Context) -> Any:
     want = ctx.kind or (Kind.TABLE if info.kind == Kind.STREAM else info.kind)
     if info.kind == Kind.COLUMN:
         col = arrowkit.as_chunked(value)
+        if not col.num_chunks:  # to_pandas aborts on no chunks of some types (see _to_frame)
+            col = arrowkit.pa_module().chunked_array([arrowkit.pa_module().nulls(0, col.type)])
         _nan_beside_null(col, ctx.strict)
         name = info.columns[0].name if info.columns else ""
         if want == Kind.TABLE:

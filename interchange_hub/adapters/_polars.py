@@ -491,6 +491,8 @@ def _import_copy_reason(dtype: str) -> str:
         return "32-bit list offsets inside the nested column are widened to polars' 64-bit lists"
     if dtype == "date64[ms]":
         return "polars stores dates as 32-bit days (Date); date64 is converted to date32"
+    if dtype.startswith(("decimal32", "decimal64")):
+        return "polars holds decimals as 128-bit integers: the values are widened to decimal128"
     if dtype.startswith("fixed_size_binary"):
         return "polars stores fixed-size binary as binary_view; it is rebuilt"
     if dtype.startswith("time32") or dtype in ("time64[us]",):
@@ -500,6 +502,8 @@ def _import_copy_reason(dtype: str) -> str:
             "polars has no second unit; values are rescaled to milliseconds (any beyond "
             "their range become null, warned)"
         )
+    if dtype.startswith("extension<"):
+        return "polars rebuilds an extension column's storage (strings as views)"
     plain = dtype.replace("string_view", "").replace("binary_view", "")
     if "string" in plain or "binary" in plain:
         return "strings and binaries inside nested columns are rebuilt as views"
@@ -561,6 +565,7 @@ def _for_polars(pa: Any, data: Any, strict: bool = False) -> Any:
     data = _seconds_in_range(pa, data, strict)
     data = _fixed_offsets_to_utc(pa, data)
     data = _decode_dictionaries(pa, data)
+    data = _widen_decimals(pa, data)
     if hasattr(data, "schema"):
         if any(pa.types.is_date64(f.type) for f in data.schema):
             schema = pa.schema(
@@ -573,6 +578,25 @@ def _for_polars(pa: Any, data: Any, strict: bool = False) -> Any:
     if pa.types.is_date64(data.type):
         return data.cast(pa.date32())
     return _rebuilt(pa, data)
+
+
+def _widen_decimals(pa: Any, data: Any) -> Any:
+    """decimal32/64 as decimal128 of the same precision and scale: polars holds decimals
+    as 128-bit integers, and a narrow decimal imported through the C interface leaves a
+    Series whose Arrow export panics (polars 2.1: an abort of the process)."""
+
+    def narrow(typ: Any) -> bool:
+        return bool(pa.types.is_decimal32(typ) or pa.types.is_decimal64(typ))
+
+    def wide(typ: Any) -> Any:
+        return pa.decimal128(typ.precision, typ.scale)
+
+    if hasattr(data, "schema"):
+        if not any(narrow(f.type) for f in data.schema):
+            return data
+        schema = pa.schema(f.with_type(wide(f.type)) if narrow(f.type) else f for f in data.schema)
+        return data.cast(schema)
+    return data.cast(wide(data.type)) if narrow(data.type) else data
 
 
 def _decode_dictionaries(pa: Any, data: Any) -> Any:
@@ -682,7 +706,7 @@ def _needs_rewrite(dtype: str) -> bool:
     return (
         mentions_fixed_offset(dtype)
         or dtype in ("timestamp[s]", "duration[s]")
-        or dtype.startswith(("fixed_size_list", "date64", "timestamp[s,"))
+        or dtype.startswith(("fixed_size_list", "date64", "timestamp[s,", "decimal32", "decimal64"))
         or (dtype.startswith("dictionary<") and not is_string_dictionary(dtype))
     )
 

@@ -89,6 +89,8 @@ _NO_FEATURE = {
     "run_end_encoded": ("run-end encoding", "decode it first (cast it to its value type)"),
     "list_view": ("list views", "cast the column to a list first"),
     "_interval": ("intervals", "cast the column to a duration or a struct first"),
+    "decimal32(": ("32-bit decimals", "cast the column to decimal128 first"),
+    "decimal64(": ("64-bit decimals", "cast the column to decimal128 first"),
 }
 # Extension types other than datasets' own (Array2D-5D), which it reads back.
 _FOREIGN_EXTENSION = re.compile(r"extension<(?!datasets\.)")

@@ -96,6 +96,12 @@ def corpus(rows: int = 12, seed: int = 0, nulls: bool = True) -> dict[str, Any]:
     c["json"] = pa.ExtensionArray.from_storage(
         pa.json_(), pylist([f'{{"v": {int(v)}}}' for v in ints], pa.string())
     )
+    c["uuid"] = pa.ExtensionArray.from_storage(
+        pa.uuid(), pylist([int(v).to_bytes(16, "little") for v in ints], pa.binary(16))
+    )
+    c["dictionary<int32, int64 values>"] = pa.DictionaryArray.from_arrays(
+        arr(ints % 3, pa.int32()), pa.array([10, 20, 30])
+    )
     c["null"] = pa.nulls(rows)
     return c
 

@@ -42,9 +42,14 @@ RULES: dict[str, tuple[Rule, ...]] = {
     ),
     "polars": (
         Rule(
-            r"dictionary<values=[^,]+, indices=\w+, ordered=\d>",
+            r"dictionary<values=(?:large_)?string(?:_view)?, indices=\w+, ordered=\d>",
             "dictionary<values=string_view, indices=uint32, ordered=0>",
             "a Categorical: polars' global string cache, uint32 indices",
+        ),
+        Rule(
+            r"dictionary<values=((?!(?:large_)?string)[^,]+), indices=\w+, ordered=\d>",
+            r"\1",
+            "polars Categoricals hold strings: other dictionaries are decoded to their values",
         ),
         Rule(_STRING, "string_view", "polars stores all strings as views"),
         Rule(_BINARY, "binary_view", "polars stores all binaries as views"),
@@ -67,6 +72,13 @@ RULES: dict[str, tuple[Rule, ...]] = {
             r"dictionary<values=large_string, indices=int8, ordered=\1>",
             "a Categorical: str categories; codes take the narrowest width (int8 up to "
             "127 categories)",
+            top_level=True,
+        ),
+        Rule(
+            r"dictionary<values=((?!(?:large_)?string)[^,]+), indices=\w+, ordered=(\d)>",
+            r"dictionary<values=\1, indices=int8, ordered=\2>",
+            "a Categorical of its values; codes take the narrowest width (int8 up to 127 "
+            "categories)",
             top_level=True,
         ),
     ),

@@ -451,6 +451,16 @@ def _import_estimate(ctx: Context) -> Estimate:
         elif col.nulls > 0 and Flag.SLICED in col.flags:
             reason = "polars rebuilds the validity bitmap of a sliced column with nulls"
             copies.append(Copy(col.name, max(info.rows, 0) // 8 + 1, reason))
+        if col.dtype == "extension<arrow.uuid>":
+            losses.append(
+                Loss(
+                    col.name,
+                    col.dtype,
+                    "Binary",
+                    "polars reads arrow.uuid as Binary: the extension type is dropped (the "
+                    "16 bytes of each value are kept)",
+                )
+            )
         if mentions_fixed_offset(col.dtype):
             losses.append(
                 Loss(

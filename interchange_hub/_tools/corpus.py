@@ -49,6 +49,8 @@ def corpus(rows: int = 12, seed: int = 0, nulls: bool = True) -> dict[str, Any]:
     c["decimal32"] = pylist(decimals, pa.decimal32(7, 2))
     c["decimal64"] = pylist(decimals, pa.decimal64(16, 2))
     c["decimal128"] = pylist(decimals, pa.decimal128(10, 2))
+    c["decimal256"] = pylist(decimals, pa.decimal256(20, 2))
+    c["decimal256 wide"] = pylist([d * 10**30 for d in decimals], pa.decimal256(40, 2))
     words = [f"w{v}" * (1 + int(v) % 3) for v in ints]
     for name in ("string", "large_string", "string_view"):
         c[name] = pylist(words, getattr(pa, name)())

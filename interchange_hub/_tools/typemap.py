@@ -58,7 +58,12 @@ RULES: dict[str, tuple[Rule, ...]] = {
         Rule(r"duration\[s\]", "duration[ms]", "polars has no second unit"),
         Rule(r"(?<![a-z_])list<", "large_list<", "polars lists have 64-bit offsets"),
         Rule(r"date64\[ms\]", "date32[day]", "polars stores dates as 32-bit days (Date)"),
-        Rule(r"decimal(?:32|64)\(", "decimal128(", "polars holds decimals as 128-bit integers"),
+        Rule(
+            r"decimal(?:32|64|256)\(",
+            "decimal128(",
+            "polars holds decimals as 128-bit integers (a decimal256 of more than 38 digits "
+            "is refused)",
+        ),
     ),
     "pandas": (
         Rule(
@@ -104,6 +109,29 @@ LOSSY: dict[str, tuple[tuple[str, str], ...]] = {
         ("strings, temporal, nested types", "refused: torch holds numbers only"),
     ),
 }
+
+
+# Types a library cannot hold at all: the plan refuses them (NoRouteError) with the reason
+# and what to do. library -> ((Arrow type pattern, full match), why).
+REFUSED: dict[str, tuple[tuple[str, str], ...]] = {
+    "pyarrow": (),
+    "nanoarrow": (),
+    "polars": (
+        (
+            r"decimal256\((?:39|[4-7]\d), \d+\)",
+            "polars holds decimals as 128-bit integers: more than 38 digits do not fit",
+        ),
+    ),
+    "pandas": (),
+}
+
+
+def refused(library: str, dtype: str) -> str:
+    """Why ``library`` refuses data of type ``dtype`` ("" when it takes it)."""
+    for pattern, why in REFUSED.get(library, ()):
+        if re.fullmatch(pattern, dtype):
+            return why
+    return ""
 
 
 def visit(library: str, dtype: str) -> str:
@@ -179,6 +207,16 @@ def markdown(corpus: dict[str, str]) -> str:
     for library, items in LOSSY.items():
         for data, what in items:
             lines.append(f"| {library} | {data} | {what} |")
+    lines += [
+        "",
+        "## Refused (NoRouteError before anything runs, with what to do)",
+        "",
+        "| library | Arrow type | why |",
+        "| --- | --- | --- |",
+    ]
+    for library, items in REFUSED.items():
+        for pattern, why in items:
+            lines.append(f"| {library} | `{pattern}` | {why} |")
     return "\n".join(lines) + "\n"
 
 

@@ -429,6 +429,12 @@ def _import_estimate(ctx: Context) -> Estimate:
     copies: list[Copy] = []
     losses: list[Loss] = []
     for col in info.columns:
+        if col.dtype.startswith("decimal256(") and _precision(col.dtype) > 38:
+            raise Unroutable(
+                f"polars holds decimals as 128-bit integers, and column {col.name!r} "
+                f"({col.dtype}) has more than 38 digits; cast it to a decimal128 of at most "
+                "38 digits (or to strings) first"
+            )
         if "interval" in col.dtype:
             raise Unroutable(
                 f"polars cannot import column {col.name!r} ({col.dtype}); cast it to a "
@@ -503,6 +509,8 @@ def _import_copy_reason(dtype: str) -> str:
         return "polars stores dates as 32-bit days (Date); date64 is converted to date32"
     if dtype.startswith(("decimal32", "decimal64")):
         return "polars holds decimals as 128-bit integers: the values are widened to decimal128"
+    if dtype.startswith("decimal256"):
+        return "polars holds decimals as 128-bit integers: a decimal256 of at most 38 digits is narrowed to decimal128 (exactly)"
     if dtype.startswith("fixed_size_binary"):
         return "polars stores fixed-size binary as binary_view; it is rebuilt"
     if dtype.startswith("time32") or dtype in ("time64[us]",):
@@ -590,13 +598,22 @@ def _for_polars(pa: Any, data: Any, strict: bool = False) -> Any:
     return _rebuilt(pa, data)
 
 
+def _precision(dtype: str) -> int:
+    """The precision of a decimal type's name, ``decimal256(40, 2)`` -> 40."""
+    return int(dtype.split("(", 1)[1].split(",", 1)[0])
+
+
 def _widen_decimals(pa: Any, data: Any) -> Any:
     """decimal32/64 as decimal128 of the same precision and scale: polars holds decimals
     as 128-bit integers, and a narrow decimal imported through the C interface leaves a
     Series whose Arrow export panics (polars 2.1: an abort of the process)."""
 
-    def narrow(typ: Any) -> bool:
-        return bool(pa.types.is_decimal32(typ) or pa.types.is_decimal64(typ))
+    def narrow(typ: Any) -> bool:  # or wide: a decimal256 of at most 38 digits
+        return bool(
+            pa.types.is_decimal32(typ)
+            or pa.types.is_decimal64(typ)
+            or (pa.types.is_decimal256(typ) and typ.precision <= 38)
+        )
 
     def wide(typ: Any) -> Any:
         return pa.decimal128(typ.precision, typ.scale)
@@ -716,7 +733,9 @@ def _needs_rewrite(dtype: str) -> bool:
     return (
         mentions_fixed_offset(dtype)
         or dtype in ("timestamp[s]", "duration[s]")
-        or dtype.startswith(("fixed_size_list", "date64", "timestamp[s,", "decimal32", "decimal64"))
+        or dtype.startswith(
+            ("fixed_size_list", "date64", "timestamp[s,", "decimal32", "decimal64", "decimal256")
+        )
         or (dtype.startswith("dictionary<") and not is_string_dictionary(dtype))
     )
 

@@ -423,3 +423,51 @@ def rebatch(
                 held, rows = [], 0
     if held and not drop_last:
         yield emit(held)
+
+
+def plain_layout(col: Any) -> Any:
+    """``col`` (an Array or ChunkedArray) without the layouts many libraries lack: a list
+    view rebuilt as a list of the same values, a run-end encoded column decoded to its
+    values; any other column as it is. (pyarrow 26's own cast of a list view to a list
+    keeps the n-entry offsets buffer, an invalid array, so the list is rebuilt here.)"""
+    pa = pa_module()
+    typ = col.type
+    if not (
+        pa.types.is_list_view(typ)
+        or pa.types.is_large_list_view(typ)
+        or pa.types.is_run_end_encoded(typ)
+    ):
+        return col
+    if isinstance(col, pa.ChunkedArray):
+        chunks = [plain_layout(c) for c in col.chunks]
+        return pa.chunked_array(chunks, type=_plain_type(pa, typ))
+    pc = require("pyarrow.compute")
+    if pa.types.is_run_end_encoded(typ):
+        return pc.run_end_decode(col)
+    large = pa.types.is_large_list_view(typ)
+    sizes = pc.fill_null(pc.list_value_length(col), 0).cast(pa.int64())
+    ends = pc.cumulative_sum(sizes) if len(col) else pa.array([], pa.int64())
+    offsets = pa.concat_arrays([pa.array([0], pa.int64()), ends])
+    flat = pc.list_flatten(col)
+    cls = pa.LargeListArray if large else pa.ListArray
+    offsets = offsets.cast(pa.int64() if large else pa.int32())
+    mask = col.is_null() if col.null_count else None
+    return cls.from_arrays(offsets, flat, type=_plain_type(pa, typ), mask=mask)
+
+
+def _plain_type(pa: Any, typ: Any) -> Any:
+    if pa.types.is_list_view(typ):
+        return pa.list_(typ.value_field)
+    if pa.types.is_large_list_view(typ):
+        return pa.large_list(typ.value_field)
+    return typ.value_type
+
+
+def has_plain_layout(typ: Any) -> bool:
+    """Whether a pyarrow type needs no :func:`plain_layout`."""
+    pa = pa_module()
+    return not (
+        pa.types.is_list_view(typ)
+        or pa.types.is_large_list_view(typ)
+        or pa.types.is_run_end_encoded(typ)
+    )

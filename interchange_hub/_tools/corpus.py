@@ -104,6 +104,15 @@ def corpus(rows: int = 12, seed: int = 0, nulls: bool = True) -> dict[str, Any]:
     c["dictionary<int32, int64 values>"] = pa.DictionaryArray.from_arrays(
         arr(ints % 3, pa.int32()), pa.array([10, 20, 30])
     )
+    c["list_view"] = pylist(lists, pa.list_view(pa.int64()))
+    c["large_list_view"] = pylist(lists, pa.large_list_view(pa.int64()))
+    c["run_end_encoded"] = pa.RunEndEncodedArray.from_arrays(
+        pa.array(range(1, rows + 1), pa.int32()), arr(ints, pa.int64())
+    )
+    c["interval month_day_nano"] = pylist(
+        [pa.MonthDayNano([int(v) % 12, int(v), int(v) * 1000]) for v in ints],
+        pa.month_day_nano_interval(),
+    )
     c["null"] = pa.nulls(rows)
     return c
 

@@ -56,6 +56,13 @@ RULES: dict[str, tuple[Rule, ...]] = {
         Rule(r"time32\[\w+\]|time64\[us\]", "time64[ns]", "polars times are nanoseconds"),
         Rule(r"timestamp\[s(?=[,\]])", "timestamp[ms", "polars has no second unit"),
         Rule(r"duration\[s\]", "duration[ms]", "polars has no second unit"),
+        Rule(
+            r"run_end_encoded<run_ends: \w+, values: (.+)>",
+            r"\1",
+            "polars has no run-end encoding: the runs are decoded",
+            top_level=True,
+        ),
+        Rule(r"(?:large_)?list_view<", "large_list<", "polars has no list views: lists"),
         Rule(r"(?<![a-z_])list<", "large_list<", "polars lists have 64-bit offsets"),
         Rule(r"date64\[ms\]", "date32[day]", "polars stores dates as 32-bit days (Date)"),
         Rule(
@@ -66,6 +73,14 @@ RULES: dict[str, tuple[Rule, ...]] = {
         ),
     ),
     "pandas": (
+        Rule(
+            r"run_end_encoded<run_ends: \w+, values: (.+)>",
+            r"\1",
+            "pandas has no run-end encoding: the runs are decoded",
+            top_level=True,
+        ),
+        Rule(r"(?<![a-z_])list_view<", "list<", "pandas has no list views: lists"),
+        Rule(r"large_list_view<", "large_list<", "pandas has no list views: lists"),
         Rule(
             r"(?:large_)?string|string_view",
             "large_string",
@@ -121,6 +136,7 @@ REFUSED: dict[str, tuple[tuple[str, str], ...]] = {
             r"decimal256\((?:39|[4-7]\d), \d+\)",
             "polars holds decimals as 128-bit integers: more than 38 digits do not fit",
         ),
+        (r"month_day_nano_interval", "polars has no interval type: cast to a duration or a struct"),
     ),
     "pandas": (),
 }

@@ -417,7 +417,7 @@ def _export_bind(ctx: Context) -> Callable[[Any], Any]:
 # Arrow types that pandas keeps as ArrowDtype (shared buffers): see _arrow_backed.
 _ARROW_BACKED = re.compile(
     r"^(decimal|date|time(32|64)|list<|large_list<|fixed_size_list<|struct<|map<"
-    r"|binary|large_binary|fixed_size_binary|binary_view|extension<)"
+    r"|binary|large_binary|fixed_size_binary|binary_view|extension<|month_day_nano_interval)"
 )
 
 
@@ -525,6 +525,11 @@ def _nan_beside_null(data: Any, strict: bool) -> None:
 
 def _to_frame(table: Any, copy: bool | None) -> Any:
     pa = arrowkit.pa_module()
+    if not all(arrowkit.has_plain_layout(f.type) for f in table.schema):
+        # list views and run-end encoding have no pandas block: rebuilt, decoded (a copy)
+        table = pa.table(
+            [arrowkit.plain_layout(c) for c in table.columns], names=table.column_names
+        )
     if any(not col.num_chunks for col in table.columns):
         # A column of no chunks (an empty stream from nanoarrow gives them) aborts the
         # process in to_pandas for some types (list_view: "cannot construct ChunkedArray
@@ -584,6 +589,7 @@ def _import(value: Any, ctx: Context) -> Any:
     want = ctx.kind or (Kind.TABLE if info.kind == Kind.STREAM else info.kind)
     if info.kind == Kind.COLUMN:
         col = arrowkit.as_chunked(value)
+        col = arrowkit.plain_layout(col)  # list views, run-end encoding: see _to_frame
         if not col.num_chunks:  # to_pandas aborts on no chunks of some types (see _to_frame)
             col = arrowkit.pa_module().chunked_array([arrowkit.pa_module().nulls(0, col.type)])
         _nan_beside_null(col, ctx.strict)

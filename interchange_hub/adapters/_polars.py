@@ -509,6 +509,10 @@ def _import_copy_reason(dtype: str) -> str:
         return "polars stores dates as 32-bit days (Date); date64 is converted to date32"
     if dtype.startswith(("decimal32", "decimal64")):
         return "polars holds decimals as 128-bit integers: the values are widened to decimal128"
+    if dtype.startswith(("list_view<", "large_list_view<")):
+        return "polars has no list views: the column is rebuilt as a list"
+    if dtype.startswith("run_end_encoded<"):
+        return "polars has no run-end encoding: the runs are decoded"
     if dtype.startswith("decimal256"):
         return "polars holds decimals as 128-bit integers: a decimal256 of at most 38 digits is narrowed to decimal128 (exactly)"
     if dtype.startswith("fixed_size_binary"):
@@ -584,6 +588,7 @@ def _for_polars(pa: Any, data: Any, strict: bool = False) -> Any:
     data = _fixed_offsets_to_utc(pa, data)
     data = _decode_dictionaries(pa, data)
     data = _widen_decimals(pa, data)
+    data = _plain_layouts(pa, data)
     if hasattr(data, "schema"):
         if any(pa.types.is_date64(f.type) for f in data.schema):
             schema = pa.schema(
@@ -596,6 +601,17 @@ def _for_polars(pa: Any, data: Any, strict: bool = False) -> Any:
     if pa.types.is_date64(data.type):
         return data.cast(pa.date32())
     return _rebuilt(pa, data)
+
+
+def _plain_layouts(pa: Any, data: Any) -> Any:
+    """``data`` with list views rebuilt as lists and run-end encoded columns decoded
+    (polars 2.1 refuses "+vl", "+vL" and "+r")."""
+    if hasattr(data, "schema"):
+        if all(arrowkit.has_plain_layout(f.type) for f in data.schema):
+            return data
+        columns = [arrowkit.plain_layout(c) for c in data.columns]
+        return pa.table(columns, names=data.column_names)
+    return arrowkit.plain_layout(data)
 
 
 def _precision(dtype: str) -> int:
@@ -734,7 +750,17 @@ def _needs_rewrite(dtype: str) -> bool:
         mentions_fixed_offset(dtype)
         or dtype in ("timestamp[s]", "duration[s]")
         or dtype.startswith(
-            ("fixed_size_list", "date64", "timestamp[s,", "decimal32", "decimal64", "decimal256")
+            (
+                "fixed_size_list",
+                "date64",
+                "timestamp[s,",
+                "decimal32",
+                "decimal64",
+                "decimal256",
+                "list_view<",
+                "large_list_view<",
+                "run_end_encoded<",
+            )
         )
         or (dtype.startswith("dictionary<") and not is_string_dictionary(dtype))
     )

@@ -145,3 +145,26 @@ def test_narrow_decimals_into_polars_and_empty_list_views_into_pandas_do_not_cra
     run = subprocess.run(command, check=False, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.strip() == "ok"
+
+
+UNION_IN_PANDAS = """
+import pandas as pd, pyarrow as pa
+import interchange_hub as ih
+empty = pa.UnionArray.from_sparse(pa.array([], pa.int8()), [pa.array([], pa.int64())])
+full = pa.UnionArray.from_sparse(pa.array([0, 0], pa.int8()), [pa.array([1, 2])])
+sink = pa.BufferOutputStream()
+table = pa.table({"u": pa.chunked_array([empty, full])})
+with pa.ipc.new_stream(sink, table.schema) as writer:
+    writer.write_table(table)
+column = pa.ipc.open_stream(sink.getvalue()).read_all().column(0)  # no type-ids buffer
+series = pd.Series(pd.arrays.ArrowExtensionArray(column))
+info = ih.Hub(autoload=False).describe(series)  # pandas' nbytes reads a null pointer
+print(info.rows, info.columns[0].nbytes > 0)
+"""
+
+
+def test_a_pandas_series_over_an_ipc_union_is_described_without_a_crash() -> None:
+    command = [sys.executable, "-c", UNION_IN_PANDAS]
+    run = subprocess.run(command, check=False, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.split() == ["2", "True"]

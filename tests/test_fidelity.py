@@ -21,13 +21,18 @@ ROOT = Path(__file__).resolve().parents[1]
 CORPUS = corpus()
 
 
-def column_of(obj: Any, hub: ih.Hub) -> pa.Array:
+def column_of(obj: Any, hub: ih.Hub) -> Any:
     """The single column of a result, as one pyarrow Array."""
     data = hub.convert(obj, to="pyarrow")
     if isinstance(data, (pa.Table, pa.RecordBatch)):
         data = data.column(0)
     if isinstance(data, pa.ChunkedArray):
-        data = data.combine_chunks() if data.num_chunks else pa.array([], data.type)
+        if not data.num_chunks:
+            return pa.nulls(0, data.type)
+        try:
+            data = data.combine_chunks()
+        except pa.ArrowNotImplementedError:  # unions: pyarrow 26 cannot combine them
+            pass  # a ChunkedArray reads the same (type, to_pylist)
     return data
 
 
@@ -56,7 +61,7 @@ def test_round_trips_keep_values_and_mapped_types(name: str, kind: str) -> None:
     problems = []
     for var, col in variants(name).items():
         data = pa.table({"c": col}) if kind == "table" else col
-        expected_values = values(col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col)
+        expected_values = values(col)  # a ChunkedArray reads as its values too
         for first in LIBS:
             for second in LIBS:
                 where = f"{var}: {first} -> {second} -> {first}"

@@ -113,6 +113,9 @@ def corpus(rows: int = 12, seed: int = 0, nulls: bool = True) -> dict[str, Any]:
         [pa.MonthDayNano([int(v) % 12, int(v), int(v) * 1000]) for v in ints],
         pa.month_day_nano_interval(),
     )
+    c["opaque"] = pa.ExtensionArray.from_storage(
+        pa.opaque(pa.int64(), "geometry", "vendor"), arr(ints, pa.int64())
+    )
     c["null"] = pa.nulls(rows)
     return c
 

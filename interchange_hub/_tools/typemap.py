@@ -137,6 +137,7 @@ REFUSED: dict[str, tuple[tuple[str, str], ...]] = {
             "polars holds decimals as 128-bit integers: more than 38 digits do not fit",
         ),
         (r"month_day_nano_interval", "polars has no interval type: cast to a duration or a struct"),
+        (r"(?:sparse|dense)_union<.*", "polars has no union type: one column per member type"),
     ),
     "pandas": (),
 }

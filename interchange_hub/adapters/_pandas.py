@@ -237,7 +237,17 @@ def _column(name: str, values: Any) -> Column:
     nulls = _nulls(values, numpy_backed)
     if numpy_backed and not _contiguous(values):
         flags = flags | _STRIDED
-    return Column(name, _dtype_name(values), int(values.nbytes), nulls, flags=flags)
+    return Column(name, _dtype_name(values), _nbytes(values), nulls, flags=flags)
+
+
+def _nbytes(values: Any) -> int:
+    """The bytes of a Series or array. An Arrow-backed one is counted chunk by chunk
+    without asking pyarrow for an empty chunk: an empty union chunk (as IPC readers give
+    it) has no type-ids buffer, and pyarrow's nbytes then reads a null pointer."""
+    arrow = getattr(getattr(values, "array", values), "_pa_array", None)
+    if arrow is not None and hasattr(arrow, "chunks"):
+        return arrowkit.nbytes(arrow.chunks)
+    return int(values.nbytes)
 
 
 _STRIDED = frozenset({Flag.STRIDED})
@@ -567,6 +577,7 @@ def _to_frame(table: Any, copy: bool | None) -> Any:
 
 
 def _is_extension(pa: Any, arrow_type: Any) -> bool:
+    """Whether a column is wrapped whole in an ArrowExtensionArray (extension types)."""
     return isinstance(arrow_type, pa.ExtensionType) and not isinstance(
         arrow_type, pa.FixedShapeTensorType
     )

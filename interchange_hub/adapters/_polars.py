@@ -435,6 +435,11 @@ def _import_estimate(ctx: Context) -> Estimate:
                 f"({col.dtype}) has more than 38 digits; cast it to a decimal128 of at most "
                 "38 digits (or to strings) first"
             )
+        if "union<" in col.dtype:
+            raise Unroutable(
+                f"polars has no union type for column {col.name!r} ({col.dtype}); split it "
+                "into one column per member type first (pyarrow.compute can pick them)"
+            )
         if "interval" in col.dtype:
             raise Unroutable(
                 f"polars cannot import column {col.name!r} ({col.dtype}); cast it to a "

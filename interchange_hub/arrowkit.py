@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from interchange_hub._c.capsule import ARROW_ARRAY_STREAM, check_capsule
 from interchange_hub._core.deps import require
 from interchange_hub._core.dtypes import hub_name
-from interchange_hub._core.info import NO_FLAGS, Column, DataInfo, Flag, Kind, alignment_of
+from interchange_hub._core.info import NO_FLAGS, Column, DataInfo, Flag, Kind, Loss, alignment_of
 from interchange_hub._core.protocols import is_arrow_array, is_arrow_stream
 from interchange_hub.adapter import Buffer
 
@@ -471,3 +471,24 @@ def has_plain_layout(typ: Any) -> bool:
         or pa.types.is_large_list_view(typ)
         or pa.types.is_run_end_encoded(typ)
     )
+
+
+INT64_MIN = -(2**63)
+
+
+def nat_collisions(named: Iterable[tuple[str, Any]]) -> list[Loss]:
+    """Timestamp and duration columns holding INT64_MIN as a value, not a null: numpy and
+    pandas read that value as NaT, their missing value, so it would silently become
+    missing. One scan of each such column (its minimum, at memory bandwidth)."""
+    pa = pa_module()
+    pc = require("pyarrow.compute")
+    losses = []
+    for name, col in named:
+        typ = col.type
+        if not (pa.types.is_timestamp(typ) or pa.types.is_duration(typ)) or not len(col):
+            continue
+        low = pc.min(col.cast(pa.int64())).as_py()
+        if low == INT64_MIN:
+            why = "INT64_MIN is NaT, the missing value, in numpy and pandas: it becomes missing"
+            losses.append(Loss(name, f"{dtype_name(typ)} holding INT64_MIN", "NaT", why))
+    return losses

@@ -36,8 +36,12 @@ def column_of(obj: Any, hub: ih.Hub) -> Any:
     return data
 
 
-def values(arr: pa.Array) -> list[Any]:
-    return ["NaN" if isinstance(v, float) and math.isnan(v) else v for v in arr.to_pylist()]
+def values(arr: Any) -> list[Any]:
+    try:
+        items = arr.to_pylist()
+    except OverflowError:  # extreme temporal values Python's datetime cannot hold
+        return ["ticks", *arr.cast(pa.int64()).to_pylist()]
+    return ["NaN" if isinstance(v, float) and math.isnan(v) else v for v in items]
 
 
 def round_trip(hub: ih.Hub, data: Any, first: str, second: str) -> tuple[Any, list[str]]:
@@ -180,3 +184,32 @@ def test_refused_types_are_refused_in_the_plan_with_what_to_do(hub: ih.Hub) -> N
     narrow = hub.convert(pa.table({"c": CORPUS["decimal256"]}), to="polars")  # 20 digits: fits
     assert str(narrow.schema["c"]) == "Decimal(precision=20, scale=2)"
     assert not typemap.refused("polars", str(CORPUS["decimal256"].type))
+
+
+@pytest.mark.parametrize("target", ["pandas", "polars", "pyarrow"])
+def test_int64_min_in_a_timestamp_is_warned_where_it_is_nat(hub: ih.Hub, target: str) -> None:
+    table = pa.table({"t": pa.array([-(2**63), 0, None], pa.int64()).cast(pa.timestamp("ns"))})
+    if target != "pandas":  # polars and pyarrow hold INT64_MIN as a value
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            hub.convert(table, to=target)
+        return
+    with pytest.warns(ih.LossyConversionWarning, match=r"'t'.*INT64_MIN is NaT"):
+        frame = hub.convert(table, to="pandas")
+    assert frame["t"].isna().tolist() == [True, False, True]  # as warned
+    with pytest.raises(ih.LossyConversionError, match="INT64_MIN"):
+        hub.convert(table, to="pandas", strict=True)
+
+
+def test_int64_min_into_numpy_datetime64_is_warned_not_into_torch_ticks(hub: ih.Hub) -> None:
+    col = pa.array([-(2**63), 0, 5], pa.int64()).cast(pa.timestamp("ns"))
+    with pytest.warns(ih.LossyConversionWarning, match="INT64_MIN is NaT"):
+        out = hub.convert(col, to="numpy")
+    assert str(out.dtype) == "datetime64[ns]"
+    with pytest.raises(ih.LossyConversionError, match="INT64_MIN"):
+        hub.convert(col, to="numpy", strict=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ticks = hub.convert(col, to="torch")
+    assert ticks.tolist() == [-(2**63), 0, 5]
+    assert not [w for w in caught if "INT64_MIN" in str(w.message)]

@@ -386,6 +386,17 @@ def arrow_to_tensor(value: Any, ctx: Context, dlpack_only: bool, cast_to: Any = 
     to = planned_cast(ctx, dlpack_only) if cast_to is _UNSET else cast_to
     if to is not None:
         data = cast_checked(data, to, ctx.strict)
+    elif ctx.target == "numpy" and any(
+        c.dtype.startswith(("timestamp", "duration")) for c in info.columns
+    ):
+        # numpy keeps datetime64/timedelta64, where INT64_MIN is NaT (missing), not a value;
+        # a tensor library that gets int64 ticks keeps it as a value
+        named = (
+            [(info.columns[0].name if info.columns else "", data)]
+            if info.kind == Kind.COLUMN
+            else list(zip(data.column_names, data.columns, strict=True))
+        )
+        report_losses(arrowkit.nat_collisions(named), "a datetime64 tensor", ctx.strict)
     if info.kind == Kind.COLUMN:
         arr = column_to_ndarray(data, dlpack_only)
     else:

@@ -137,7 +137,24 @@ def variants(name: str, rows: int = 12, seed: int = 0) -> dict[str, Any]:
         # read back from an IPC stream written by pyarrow: 8-byte aligned buffers in one
         # body, zero-length buffers where a column has no nulls
         "ipc": ipc_round_trip(column),
+        **({"extremes": extremes} if (extremes := extreme_values(column.type)) is not None else {}),
     }
+
+
+def extreme_values(typ: Any) -> Any:
+    """A column of ``typ`` holding its edge values, or None for types without any: the
+    integer bounds, NaN beside null, -0.0 and infinities, and INT64_MIN/MAX for 64-bit
+    temporal types (INT64_MIN is pandas' NaT, a value and not a null in Arrow)."""
+    pa = require("pyarrow")
+    if pa.types.is_integer(typ):
+        info = __import__("numpy").iinfo(typ.to_pandas_dtype())
+        return pa.array([int(info.min), int(info.max), 0, None], typ)
+    if pa.types.is_floating(typ) and not pa.types.is_float16(typ):
+        return pa.array([float("nan"), None, -0.0, float("inf"), float("-inf")], typ)
+    if pa.types.is_timestamp(typ) or pa.types.is_duration(typ):
+        low, high = -(2**63), 2**63 - 1
+        return pa.array([low, high, 0, None], pa.int64()).cast(typ)
+    return None
 
 
 def ipc_round_trip(column: Any) -> Any:

@@ -515,8 +515,9 @@ def _arrow_backed(arrow_type: Any) -> Any:
 
 
 def _nan_beside_null(data: Any, strict: bool) -> None:
-    """Report float columns holding both NaN and nulls: pandas' float64 makes both NaN,
-    its missing value, so they can no longer be told apart."""
+    """Report float columns holding both NaN and nulls (pandas' float64 makes both NaN,
+    its missing value, so they can no longer be told apart) and temporal columns holding
+    INT64_MIN (NaT in pandas: the value would become missing)."""
     pa = arrowkit.pa_module()
     named = (
         zip(data.column_names, data.columns, strict=True)
@@ -524,7 +525,8 @@ def _nan_beside_null(data: Any, strict: bool) -> None:
         else [("", data)]
     )
     pc = require("pyarrow.compute")
-    losses = []
+    named = list(named)
+    losses = arrowkit.nat_collisions(named)
     for name, col in named:
         floats = col.null_count and pa.types.is_floating(col.type)
         if floats and pc.any(pc.is_nan(col)).as_py():

@@ -213,3 +213,20 @@ def test_int64_min_into_numpy_datetime64_is_warned_not_into_torch_ticks(hub: ih.
         ticks = hub.convert(col, to="torch")
     assert ticks.tolist() == [-(2**63), 0, 5]
     assert not [w for w in caught if "INT64_MIN" in str(w.message)]
+
+
+def test_fixed_offset_objects_into_polars_are_warned_when_read(hub: ih.Hub) -> None:
+    """Python datetimes with a fixed offset: their type shows only once read, so the loss
+    (polars makes the zone UTC) is reported then; strict=True refuses it."""
+    import numpy as np
+    import pandas as pd
+
+    tz = dt.timezone(dt.timedelta(hours=5, minutes=30))
+    values = [dt.datetime(2020, 1, 1, tzinfo=tz), dt.datetime(2020, 1, 2, tzinfo=tz)]
+    for source in (np.array(values, dtype=object), pd.DataFrame({"t": values}).astype(object)):
+        with pytest.raises(ih.LossyConversionError, match=r"\+05:30.*UTC"):
+            hub.convert(source, to="polars", strict=True)
+        with pytest.warns(ih.LossyConversionWarning, match="fixed-offset"):
+            out = hub.convert(source, to="polars")
+        column = out if not hasattr(out, "columns") else out["t"]
+        assert column.to_list()[0] == values[0]  # the same instant, in UTC

@@ -541,7 +541,8 @@ def _import(value: Any, ctx: Context) -> Any:
     info = ctx.info
     want = _want(ctx)
     if info.kind == Kind.COLUMN:
-        series = _series(value, info.columns[0].name if info.columns else "", ctx.strict)
+        objects = bool(info.columns) and _objects(info.columns[0].dtype)
+        series = _series(value, info.columns[0].name if info.columns else "", ctx.strict, objects)
         if want == Kind.COLUMN:
             return series
         return series.to_frame().lazy() if want == Kind.STREAM else series.to_frame()
@@ -566,7 +567,10 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any] | None:
     if (
         not info.known
         or not info.columns
-        or any(_needs_rewrite(c.dtype) or Flag.LAZYFRAME in c.flags for c in info.columns)
+        or any(
+            _needs_rewrite(c.dtype) or Flag.LAZYFRAME in c.flags or _objects(c.dtype)
+            for c in info.columns
+        )
         or not installed("pyarrow")
     ):
         return with_context(_import, ctx)
@@ -585,10 +589,27 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any] | None:
     return with_context(_import, ctx)
 
 
-def _for_polars(pa: Any, data: Any, strict: bool = False) -> Any:
+def _for_polars(pa: Any, data: Any, strict: bool = False, unplanned: bool = False) -> Any:
     """Arrow data polars can import: fixed offsets become UTC, second-unit values polars'
     milliseconds cannot hold become null (warned), and fixed-size lists at an offset are
-    rebuilt (polars fails on them: its validity length check ignores offsets)."""
+    rebuilt (polars fails on them: its validity length check ignores offsets).
+
+    ``unplanned``: the plan saw Python objects, not these types, so it could not warn of
+    a fixed offset: that loss is reported here, on the data as read."""
+    if unplanned:
+        fields = data.schema if hasattr(data, "schema") else [pa.field("", data.type)]
+        losses = [
+            Loss(
+                f.name,
+                str(f.type),
+                "Datetime('UTC')",
+                "polars has no fixed-offset zones: the zone becomes UTC (same instants; "
+                "local times shift by the offset)",
+            )
+            for f in fields
+            if _fixed_offset(pa, f.type)
+        ]
+        report_losses(losses, "polars", strict)
     data = _seconds_in_range(pa, data, strict)
     data = _fixed_offsets_to_utc(pa, data)
     data = _decode_dictionaries(pa, data)
@@ -739,10 +760,10 @@ def _fixed_offset(pa: Any, typ: Any) -> bool:
     return bool(pa.types.is_timestamp(typ) and typ.tz and typ.tz[0] in "+-")
 
 
-def _series(value: Any, name: str, strict: bool = False) -> Any:
+def _series(value: Any, name: str, strict: bool = False, unplanned: bool = False) -> Any:
     pl = _pl()
     if installed("pyarrow"):
-        col = _for_polars(arrowkit.pa_module(), arrowkit.read_column(value), strict)
+        col = _for_polars(arrowkit.pa_module(), arrowkit.read_column(value), strict, unplanned)
         series = pl.from_arrow(col, rechunk=False)
     else:
         series = pl.Series(value)
@@ -771,11 +792,18 @@ def _needs_rewrite(dtype: str) -> bool:
     )
 
 
+def _objects(dtype: str) -> bool:
+    """Whether a planned column holds Python objects, whose Arrow type shows once read
+    (numpy's object arrays, pandas' object columns)."""
+    return dtype in ("object", "objects") or dtype.startswith("py:")
+
+
 def _frame(value: Any, info: DataInfo, strict: bool = False) -> Any:
     pl = _pl()
     rewrite = any(_needs_rewrite(c.dtype) for c in info.columns)
-    if (rewrite or any(c.chunks != 1 for c in info.columns)) and installed("pyarrow"):
-        table = _for_polars(arrowkit.pa_module(), arrowkit.read_table(value), strict)
+    objects = any(_objects(c.dtype) for c in info.columns)  # types known once read
+    if (rewrite or objects or any(c.chunks != 1 for c in info.columns)) and installed("pyarrow"):
+        table = _for_polars(arrowkit.pa_module(), arrowkit.read_table(value), strict, objects)
         return pl.from_arrow(table, rechunk=False)
     return pl.DataFrame(value)
 

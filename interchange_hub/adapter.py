@@ -54,6 +54,7 @@ from interchange_hub._core.protocols import (
     is_arrow_stream,
     is_dlpack,
 )
+from interchange_hub.errors import ConversionError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
@@ -84,6 +85,7 @@ __all__ = [
     "RouteChanged",
     "Unroutable",
     "alignment_of",
+    "check_tensor_parts",
     "has_dunder",
     "installed",
     "is_arrow",
@@ -96,6 +98,7 @@ __all__ = [
     "is_numeric",
     "is_string",
     "is_temporal",
+    "mixed_parts",
     "move_estimate",
     "np_dtype_name",
     "passthrough",
@@ -364,7 +367,8 @@ class Adapter:
 
         Used by ``Partitioned.compute()`` and :func:`~interchange_hub.iter_batches`;
         ``parts`` has at least one element. Lossless; sharing the parts' memory where the
-        library can (chunked results) is better than copying.
+        library can (chunked results) is better than copying. Parts of another type
+        raise :func:`mixed_parts`; tensor libraries check with :func:`check_tensor_parts`.
         """
         raise NotImplementedError(
             f"the {self.name} adapter cannot join partitions; take them one by one "
@@ -423,3 +427,31 @@ class Collection:
         """The data as local objects, in order, fetched to this process one at a time
         (of ``batch_size`` rows where the engine can cut them so; the hub rebatches)."""
         raise NotImplementedError
+
+
+def _type_names(parts: Sequence[Any]) -> str:
+    return ", ".join(
+        dict.fromkeys(f"{type(p).__module__.split('.')[0]}.{type(p).__qualname__}" for p in parts)
+    )
+
+
+def mixed_parts(
+    parts: Sequence[Any], why: str = "the results of one conversion share one type"
+) -> ConversionError:
+    """The error :meth:`Adapter.concat` raises for ``parts`` it cannot join (mixed types)."""
+    return ConversionError(
+        f"cannot join {len(parts)} partitions of mixed types ({_type_names(parts)}): {why}; "
+        "take them one by one with .partitions()"
+    )
+
+
+def check_tensor_parts(parts: Sequence[Any], cls: type | tuple[type, ...], what: str) -> None:
+    """Raise unless ``parts`` are all ``cls`` with at least one dimension (``what``: the
+    tensors, for the message: "numpy arrays")."""
+    if not all(isinstance(p, cls) for p in parts):
+        raise mixed_parts(parts)
+    if any(p.ndim == 0 for p in parts):
+        raise ConversionError(
+            f"cannot join {len(parts)} partitions of 0-d {what}: a 0-d result has no first "
+            "axis to join along; take them one by one with .partitions()"
+        )

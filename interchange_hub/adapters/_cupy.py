@@ -26,8 +26,16 @@ from interchange_hub._core.info import (
     Unroutable,
     move_estimate,
 )
-from interchange_hub.adapter import ARROW_DEVICE, DLPACK, Adapter, Buffer, Context, Edge
-from interchange_hub.errors import ConversionError, DeviceError
+from interchange_hub.adapter import (
+    ARROW_DEVICE,
+    DLPACK,
+    Adapter,
+    Buffer,
+    Context,
+    Edge,
+    check_tensor_parts,
+)
+from interchange_hub.errors import DeviceError
 from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -89,7 +97,7 @@ class CupyAdapter(Adapter):
     def concat(self, parts: Sequence[Any]) -> Any:
         """``cupy.concatenate(parts, axis=0)`` on the first part's GPU: a copy."""
         cupy = _cupy()
-        _joinable(parts, _ndarray())
+        check_tensor_parts(parts, _ndarray(), "cupy arrays")
         with cupy.cuda.Device(parts[0].device.id):
             return cupy.concatenate(parts, axis=0)
 
@@ -261,25 +269,6 @@ def _device_array(value: Any, ctx: Context) -> Any:
         pointer = cupy.cuda.MemoryPointer(memory, 0)
         arr = cupy.ndarray((column.length,), dtype=column.dtype, memptr=pointer)
         return arr.copy() if ctx.copy and not ctx.fresh else arr
-
-
-def _joinable(parts: Sequence[Any], cls: type) -> None:
-    """Raise unless ``parts`` are all ``cls`` with at least one dimension."""
-    if not all(isinstance(p, cls) for p in parts):
-        names = ", ".join(
-            dict.fromkeys(
-                f"{type(p).__module__.split('.')[0]}.{type(p).__qualname__}" for p in parts
-            )
-        )
-        raise ConversionError(
-            f"cannot join {len(parts)} partitions of mixed types ({names}): the results of "
-            "one conversion share one type; take them one by one with .partitions()"
-        )
-    if any(p.ndim == 0 for p in parts):
-        raise ConversionError(
-            f"cannot join {len(parts)} partitions of 0-d cupy arrays: a 0-d result has no first "
-            "axis to join along; take them one by one with .partitions()"
-        )
 
 
 @hookimpl

@@ -23,8 +23,16 @@ from interchange_hub._core.info import (
     Unroutable,
     report_losses,
 )
-from interchange_hub.adapter import ARROW, DLPACK, Adapter, Buffer, Context, Edge, passthrough
-from interchange_hub.errors import ConversionError
+from interchange_hub.adapter import (
+    ARROW,
+    DLPACK,
+    Adapter,
+    Buffer,
+    Context,
+    Edge,
+    check_tensor_parts,
+    passthrough,
+)
 from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -67,7 +75,7 @@ class NumpyAdapter(Adapter):
         """``np.concatenate(parts, axis=0)`` (``np.ma.concatenate`` where a part is
         masked, keeping the masks): a copy."""
         np = tensors.np_module()
-        _joinable(parts, np.ndarray)
+        check_tensor_parts(parts, np.ndarray, "numpy arrays")
         if any(isinstance(p, np.ma.MaskedArray) for p in parts):
             return np.ma.concatenate(parts, axis=0)
         return np.concatenate(parts, axis=0)
@@ -204,25 +212,6 @@ def _cast(value: Any, ctx: Context) -> Any:
                 ctx.strict,
             )
     return out
-
-
-def _joinable(parts: Sequence[Any], cls: type) -> None:
-    """Raise unless ``parts`` are all ``cls`` with at least one dimension."""
-    if not all(isinstance(p, cls) for p in parts):
-        names = ", ".join(
-            dict.fromkeys(
-                f"{type(p).__module__.split('.')[0]}.{type(p).__qualname__}" for p in parts
-            )
-        )
-        raise ConversionError(
-            f"cannot join {len(parts)} partitions of mixed types ({names}): the results of "
-            "one conversion share one type; take them one by one with .partitions()"
-        )
-    if any(p.ndim == 0 for p in parts):
-        raise ConversionError(
-            f"cannot join {len(parts)} partitions of 0-d numpy arrays: a 0-d result has no first "
-            "axis to join along; take them one by one with .partitions()"
-        )
 
 
 @hookimpl

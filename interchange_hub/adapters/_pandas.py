@@ -47,9 +47,10 @@ from interchange_hub.adapter import (
     Edge,
     IdentityKeys,
     RouteChanged,
+    mixed_parts,
     with_context,
 )
-from interchange_hub.errors import ConversionError, NoRouteError
+from interchange_hub.errors import NoRouteError
 from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -163,7 +164,7 @@ class PandasAdapter(Adapter):
         columns, a lone non-empty part) is copy-on-write, as the parts are."""
         pd = _pd()
         if not any(all(isinstance(p, cls) for p in parts) for cls in (pd.DataFrame, pd.Series)):
-            raise ConversionError(_mixed(parts))
+            raise mixed_parts(parts)
         rows = [p for p in parts if len(p)] or [parts[0]]
         return pd.concat(rows, **_concat_options())
 
@@ -640,16 +641,6 @@ def _concat_options() -> dict[str, bool]:
         {"union_categories": True}
         if "union_categories" in inspect.signature(_pd().concat).parameters
         else {}
-    )
-
-
-def _mixed(parts: Sequence[Any]) -> str:
-    names = ", ".join(
-        dict.fromkeys(f"{type(p).__module__.split('.')[0]}.{type(p).__qualname__}" for p in parts)
-    )
-    return (
-        f"cannot join {len(parts)} partitions of mixed types ({names}): the results of one "
-        "conversion share one type; take them one by one with .partitions()"
     )
 
 

@@ -26,7 +26,7 @@ from interchange_hub._core.info import (
     Unroutable,
     report_losses,
 )
-from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge, with_context
+from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge, mixed_parts, with_context
 from interchange_hub.errors import ConsumedSourceError, ConversionError
 from interchange_hub.hookspecs import hookimpl
 
@@ -125,7 +125,7 @@ class PolarsAdapter(Adapter):
         for cls in (pl.DataFrame, pl.Series, pl.LazyFrame):
             if all(isinstance(p, cls) for p in parts):
                 return pl.concat(parts, rechunk=False)
-        raise ConversionError(_mixed(parts))
+        raise mixed_parts(parts)
 
     def edges(self) -> Sequence[Edge]:
         return (
@@ -806,16 +806,6 @@ def _frame(value: Any, info: DataInfo, strict: bool = False) -> Any:
         table = _for_polars(arrowkit.pa_module(), arrowkit.read_table(value), strict, objects)
         return pl.from_arrow(table, rechunk=False)
     return pl.DataFrame(value)
-
-
-def _mixed(parts: Sequence[Any]) -> str:
-    names = ", ".join(
-        dict.fromkeys(f"{type(p).__module__.split('.')[0]}.{type(p).__qualname__}" for p in parts)
-    )
-    return (
-        f"cannot join {len(parts)} partitions of mixed types ({names}): the results of one "
-        "conversion share one type; take them one by one with .partitions()"
-    )
 
 
 @hookimpl

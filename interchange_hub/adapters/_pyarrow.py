@@ -18,6 +18,7 @@ from interchange_hub.adapter import (
     Context,
     Edge,
     IdentityKeys,
+    mixed_parts,
     passthrough,
     with_context,
 )
@@ -98,7 +99,7 @@ class PyArrowAdapter(Adapter):
                 "is read once, not joined; convert to a Table (to=pa.Table), or take the "
                 "readers one by one with .partitions()"
             )
-        raise ConversionError(_mixed(parts))
+        raise mixed_parts(parts)
 
     def edges(self) -> Sequence[Edge]:
         return (
@@ -185,16 +186,6 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any] | None:
         return value if cls is table or cls is batch else read_table(value)
 
     return as_table
-
-
-def _mixed(parts: Sequence[Any]) -> str:
-    names = ", ".join(
-        dict.fromkeys(f"{type(p).__module__.split('.')[0]}.{type(p).__qualname__}" for p in parts)
-    )
-    return (
-        f"cannot join {len(parts)} partitions of mixed types ({names}): the results of one "
-        "conversion share one type; take them one by one with .partitions()"
-    )
 
 
 @hookimpl

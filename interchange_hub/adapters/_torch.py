@@ -30,8 +30,16 @@ from interchange_hub._core.info import (
     alignment_of,
     move_estimate,
 )
-from interchange_hub.adapter import ARROW_DEVICE, DLPACK, Adapter, Buffer, Context, Edge
-from interchange_hub.errors import ConversionError, DeviceError
+from interchange_hub.adapter import (
+    ARROW_DEVICE,
+    DLPACK,
+    Adapter,
+    Buffer,
+    Context,
+    Edge,
+    check_tensor_parts,
+)
+from interchange_hub.errors import DeviceError
 from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -128,7 +136,7 @@ class TorchAdapter(Adapter):
     def concat(self, parts: Sequence[Any]) -> Any:
         """``torch.cat(parts, dim=0)``: a copy, on the parts' device."""
         torch = _torch()
-        _joinable(parts, torch.Tensor)
+        check_tensor_parts(parts, torch.Tensor, "tensors")
         return torch.cat(list(parts), dim=0)
 
     def buffers(self, obj: Any) -> list[Buffer]:
@@ -306,25 +314,6 @@ def _import(value: Any, ctx: Context) -> Any:
     if ctx.copy and not ctx.fresh and ctx.info.layout != "negative":
         return tensor.clone()
     return tensor
-
-
-def _joinable(parts: Sequence[Any], cls: type) -> None:
-    """Raise unless ``parts`` are all ``cls`` with at least one dimension."""
-    if not all(isinstance(p, cls) for p in parts):
-        names = ", ".join(
-            dict.fromkeys(
-                f"{type(p).__module__.split('.')[0]}.{type(p).__qualname__}" for p in parts
-            )
-        )
-        raise ConversionError(
-            f"cannot join {len(parts)} partitions of mixed types ({names}): the results of "
-            "one conversion share one type; take them one by one with .partitions()"
-        )
-    if any(p.ndim == 0 for p in parts):
-        raise ConversionError(
-            f"cannot join {len(parts)} partitions of 0-d tensors: a 0-d result has no first "
-            "axis to join along; take them one by one with .partitions()"
-        )
 
 
 @hookimpl

@@ -28,9 +28,10 @@ from interchange_hub.adapter import (
     Kind,
     Unroutable,
     is_arrow_stream,
+    mixed_parts,
     require,
 )
-from interchange_hub.errors import ConsumedSourceError, ConversionError
+from interchange_hub.errors import ConsumedSourceError
 from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -158,8 +159,8 @@ class Arro3Adapter(Adapter):
             # A ChunkedArray built from chunks has an unnamed field; a table's column keeps it.
             return a3.Table.from_arrays([column], schema=a3.Schema([field])).column(0)
         if any(isinstance(p, (a3.RecordBatchReader, a3.ArrayReader)) for p in parts):
-            raise ConversionError(_mixed(parts, "a reader is read once, not joined"))
-        raise ConversionError(_mixed(parts))
+            raise mixed_parts(parts, "a reader is read once, not joined")
+        raise mixed_parts(parts)
 
     def edges(self) -> Sequence[Edge]:
         return (
@@ -299,16 +300,6 @@ def _named_array(a3: Any, pa: Any, arr: Any, name: str) -> Any:
     """An arro3 Array of ``arr`` (zero-copy) whose field carries the column's name."""
     field = pa.field(name, arr.type)
     return a3.Array.from_arrow_pycapsule(field.__arrow_c_schema__(), arr.__arrow_c_array__()[1])
-
-
-def _mixed(parts: Sequence[Any], why: str = "the results of one conversion share one type") -> str:
-    names = ", ".join(
-        dict.fromkeys(f"{type(p).__module__.split('.')[0]}.{type(p).__qualname__}" for p in parts)
-    )
-    return (
-        f"cannot join {len(parts)} partitions of {names}: {why}; take them one by one with "
-        ".partitions()"
-    )
 
 
 @hookimpl

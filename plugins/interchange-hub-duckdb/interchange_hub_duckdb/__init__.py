@@ -33,11 +33,11 @@ from interchange_hub.adapter import (
     Kind,
     Loss,
     Unroutable,
+    mixed_parts,
     report_losses,
     require,
     tz_of,
 )
-from interchange_hub.errors import ConversionError
 from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -155,15 +155,7 @@ class DuckDBAdapter(Adapter):
         own): the Arrow tables the hub's relations read are joined without a copy; a
         relation made elsewhere runs once into Arrow first."""
         if not all(isinstance(p, _duckdb().DuckDBPyRelation) for p in parts):
-            names = ", ".join(
-                dict.fromkeys(
-                    f"{type(p).__module__.split('.')[0]}.{type(p).__qualname__}" for p in parts
-                )
-            )
-            raise ConversionError(
-                f"cannot join {len(parts)} partitions of mixed types ({names}): the results of "
-                "one conversion share one type; take them one by one with .partitions()"
-            )
+            raise mixed_parts(parts)
         return _union(parts)
 
     def edges(self) -> Sequence[Edge]:

@@ -58,6 +58,7 @@ from interchange_hub.adapter import (
     Loss,
     RouteChanged,
     Unroutable,
+    mixed_parts,
     passthrough,
     require,
 )
@@ -269,15 +270,7 @@ class JaxAdapter(Adapter):
     def concat(self, parts: Sequence[Any]) -> Any:
         """``jnp.concatenate(parts, axis=0)``: a copy."""
         if not all(isinstance(p, _array_types()[0]) for p in parts):
-            names = ", ".join(
-                dict.fromkeys(
-                    f"{type(p).__module__.split('.')[0]}.{type(p).__qualname__}" for p in parts
-                )
-            )
-            raise ConversionError(
-                f"cannot join {len(parts)} partitions of mixed types ({names}): the results of "
-                "one conversion share one type; take them one by one with .partitions()"
-            )
+            raise mixed_parts(parts)
         if any(p.ndim == 0 for p in parts):
             raise ConversionError(
                 f"cannot join {len(parts)} partitions of 0-d jax Arrays: a 0-d result has no "

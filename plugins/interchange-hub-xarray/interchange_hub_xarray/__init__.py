@@ -28,7 +28,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from interchange_hub.adapter import ARROW, DLPACK, Adapter, Buffer, DataInfo, Edge, Kind
+from interchange_hub.adapter import (
+    ARROW,
+    DLPACK,
+    Adapter,
+    Buffer,
+    DataInfo,
+    Edge,
+    Kind,
+    mixed_parts,
+)
 from interchange_hub.errors import ConversionError
 from interchange_hub.hookspecs import hookimpl
 
@@ -75,15 +84,7 @@ class XarrayAdapter(Adapter):
         dimension is joined, the rest is the first part's; other indexes must agree."""
         xr = _describe.xr_module()
         if not any(all(isinstance(p, cls) for p in parts) for cls in (xr.DataArray, xr.Dataset)):
-            names = ", ".join(
-                dict.fromkeys(
-                    f"{type(p).__module__.split('.')[0]}.{type(p).__qualname__}" for p in parts
-                )
-            )
-            raise ConversionError(
-                f"cannot join {len(parts)} partitions of mixed types ({names}): the results of "
-                "one conversion share one type; take them one by one with .partitions()"
-            )
+            raise mixed_parts(parts)
         dim = _first_dim(parts[0], len(parts))
         options: dict[str, Any] = {"coords": "minimal", "compat": "override", "join": "exact"}
         if isinstance(parts[0], xr.Dataset):

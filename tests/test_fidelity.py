@@ -230,3 +230,18 @@ def test_fixed_offset_objects_into_polars_are_warned_when_read(hub: ih.Hub) -> N
             out = hub.convert(source, to="polars")
         column = out if not hasattr(out, "columns") else out["t"]
         assert column.to_list()[0] == values[0]  # the same instant, in UTC
+
+
+def test_nanosecond_times_into_numpy_are_warned_not_failed_mid_run(hub: ih.Hub) -> None:
+    """numpy holds times as datetime.time objects (microseconds): pyarrow refused values
+    with nanoseconds mid-run; they are cut now, warned per column, refused under strict."""
+    whole = pa.array([1000, 1_500_000, None], pa.time64("ns"))  # whole microseconds
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert hub.convert(whole, to="numpy")[1] == dt.time(0, 0, 0, 1500)
+    fine = pa.array([1, 1500, None], pa.time64("ns"))
+    with pytest.warns(ih.LossyConversionWarning, match="nanoseconds are cut"):
+        out = hub.convert(fine, to="numpy")
+    assert list(out) == [dt.time(0, 0), dt.time(0, 0, 0, 1), None]
+    with pytest.raises(ih.LossyConversionError, match="time64"):
+        hub.convert(fine, to="numpy", strict=True)

@@ -386,8 +386,12 @@ def arrow_to_tensor(value: Any, ctx: Context, dlpack_only: bool, cast_to: Any = 
     to = planned_cast(ctx, dlpack_only) if cast_to is _UNSET else cast_to
     if to is not None:
         data = cast_checked(data, to, ctx.strict)
-    elif ctx.target == "numpy" and any(
-        c.dtype.startswith(("timestamp", "duration")) for c in info.columns
+    elif any(c.dtype == "time64[ns]" for c in info.columns):
+        data = _nanoseconds_cut(data, info, ctx.strict)
+    if (
+        to is None
+        and ctx.target == "numpy"
+        and any(c.dtype.startswith(("timestamp", "duration")) for c in info.columns)
     ):
         # numpy keeps datetime64/timedelta64, where INT64_MIN is NaT (missing), not a value;
         # a tensor library that gets int64 ticks keeps it as a value
@@ -402,6 +406,34 @@ def arrow_to_tensor(value: Any, ctx: Context, dlpack_only: bool, cast_to: Any = 
     else:
         arr = table_to_ndarray(data, dlpack_only)
     return writable_copy(arr) if ctx.copy else arr
+
+
+def _nanoseconds_cut(data: Any, info: DataInfo, strict: bool) -> Any:
+    """time64[ns] columns as time64[us]: numpy holds times as Python ``datetime.time``
+    objects, which keep microseconds (pyarrow refuses a value with nanoseconds). A column
+    whose values have nanoseconds is reported lossy (refused under strict=True)."""
+    pa = arrowkit.pa_module()
+    pc = require("pyarrow.compute")
+    named = (
+        [(info.columns[0].name if info.columns else "", data)]
+        if info.kind == Kind.COLUMN
+        else list(zip(data.column_names, data.columns, strict=True))
+    )
+    losses = []
+    out = []
+    for name, col in named:
+        if col.type == pa.time64("ns"):
+            ticks = col.cast(pa.int64())
+            whole = pc.multiply(pc.divide(ticks, 1000), 1000)  # integer division
+            if len(col) and pc.any(pc.not_equal(ticks, whole)).as_py():
+                why = "Python's datetime.time holds microseconds: the nanoseconds are cut"
+                losses.append(Loss(name, "time64[ns]", "time64[us]", why))
+            col = col.cast(pa.time64("us"), safe=False)
+        out.append(col)
+    report_losses(losses, "numpy", strict)
+    if info.kind == Kind.COLUMN:
+        return out[0]
+    return pa.table(out, names=data.column_names)
 
 
 _TENSOR_DTYPES = frozenset(

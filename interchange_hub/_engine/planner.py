@@ -96,9 +96,7 @@ class Planner:
             return self.convert(read_once(obj), to, copy, device, strict, dtype, was_read=True)
         one_shot = source.is_one_shot(obj)
         # The first call runs the very function the fast path keeps.
-        compiled = compile_runs(runs_of(plan, request))
-        if plan.write_through:
-            compiled = _warns_write_through(compiled, plan)
+        compiled = _compiled(plan, request)
         try:
             result = self._router.execute(obj, plan, request, one_shot, compiled)
         except RouteChanged as exc:  # planned for this very object: the adapter is wrong
@@ -141,9 +139,7 @@ class Planner:
         plan, request, source = self._plan(obj, to, copy, device, strict, dtype)
         if plan.deferred:
             return self.convert_planned(read_once(obj), to, copy, device, strict, dtype)
-        compiled = compile_runs(runs_of(plan, request))
-        if plan.write_through:
-            compiled = _warns_write_through(compiled, plan)
+        compiled = _compiled(plan, request)
         result = self._router.execute(obj, plan, request, source.is_one_shot(obj), compiled)
         return result, plan
 
@@ -400,6 +396,13 @@ class Planner:
                 f"{place.kind} memory{hint}"
             )
         return place
+
+
+def _compiled(plan: Plan, request: Request) -> Compiled:
+    """The plan's steps as one function, warning on each call where the result writes
+    through to read-only source memory."""
+    compiled = compile_runs(runs_of(plan, request))
+    return _warns_write_through(compiled, plan) if plan.write_through else compiled
 
 
 def _warns_write_through(compiled: Compiled, plan: Plan) -> Compiled:

@@ -311,7 +311,8 @@ def test_pandas_keys_leave_out_what_they_cannot_see_cheaply(hub: ih.Hub) -> None
     adapter = hub.registry.owner(pd.DataFrame({"a": [1]}))
     assert adapter is not None
     assert adapter.route_key(pd.DataFrame({"a": [1]}, index=[5])) is None  # not a RangeIndex
-    assert adapter.route_key(pd.DataFrame({"a": ["x"]})) is None  # strings: always planned
+    assert adapter.route_key(pd.DataFrame({"a": ["x"]}, dtype=object)) is None  # objects
+    assert adapter.route_key(pd.DataFrame({"t": pd.to_datetime(["2020"])})) is None  # NaT: a scan
     assert adapter.route_key(pd.DataFrame({0: [1.0]})) is None  # a non-string name
     assert adapter.route_key(pd.DataFrame([[1, 2]], columns=["a", "a"])) is None
     # Columns that are strided views of a row-major matrix: describe says STRIDED for
@@ -325,6 +326,25 @@ def test_pandas_keys_leave_out_what_they_cannot_see_cheaply(hub: ih.Hub) -> None
     one, two = pd.DataFrame({"a": [1.0], "b": [2.0]}), pd.DataFrame({"a": [1.0], "b": [2]})
     assert adapter.route_key(one) != adapter.route_key(two)
     assert adapter.route_key(pd.Series([1.0], name="s")) != adapter.route_key(pd.Series([1.0]))
+
+
+def test_pandas_arrow_strings_are_keyed_with_their_nulls_and_shared(hub: ih.Hub) -> None:
+    import pandas as pd
+
+    clean = pd.DataFrame({"s": ["a", "b", "c"], "x": [1.0, 2.0, 3.0]})
+    holes = pd.DataFrame({"s": ["a", None, "c"], "x": [1.0, 2.0, 3.0]})
+    adapter = hub.registry.owner(clean)
+    assert adapter is not None and adapter.route_key(clean) is not None
+    assert adapter.route_key(clean) != adapter.route_key(holes)  # Arrow counts nulls: O(1)
+    for frame, nulls in ((clean, 0), (holes, 1), (clean, 0)):
+        table = hub.convert(frame, to="pyarrow")
+        assert table.column("s").null_count == nulls
+        assert table.column("s").type == pa.large_string()
+        # the string buffers are pandas' own Arrow buffers
+        assert hub.shared_bytes(frame["s"], table) == hub.shared_bytes(frame["s"], frame["s"])
+    series = pd.concat([clean["s"], clean["s"]], ignore_index=True)  # two Arrow chunks
+    column = hub.convert(series, to="pyarrow")
+    assert column.num_chunks == 2 and column.to_pylist() == ["a", "b", "c"] * 2
 
 
 def test_numeric_pandas_to_polars_is_one_from_pandas_call_sharing_memory(hub: ih.Hub) -> None:

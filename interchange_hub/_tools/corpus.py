@@ -117,6 +117,33 @@ def corpus(rows: int = 12, seed: int = 0, nulls: bool = True) -> dict[str, Any]:
         pa.opaque(pa.int64(), "geometry", "vendor"), arr(ints, pa.int64())
     )
     c["null"] = pa.nulls(rows)
+    # Unions have no validity bitmap: a row is null where the member it selects is null.
+    kinds = (ints % 2).astype(np.int8)
+    c["sparse_union"] = pa.UnionArray.from_sparse(
+        pa.array(kinds, pa.int8()),
+        [arr(ints - 50, pa.int64()), pylist(words, pa.string())],
+        ["i", "s"],
+    )
+    # Type codes that are not the members' positions; each row has its own member slot.
+    codes = np.where(kinds == 0, 5, 2).astype(np.int8)
+    slots = np.zeros(rows, np.int32)
+    dense: tuple[list[Any], list[Any]] = ([], [])
+    for i, (kind, v, w) in enumerate(zip(kinds.tolist(), ints.tolist(), words, strict=True)):
+        slots[i] = len(dense[kind])
+        dense[kind].append(None if nulls and i % 3 == 1 else (v - 50, w)[kind])
+    c["dense_union"] = pa.UnionArray.from_dense(
+        pa.array(codes, pa.int8()),
+        pa.array(slots, pa.int32()),
+        [pa.array(dense[0], pa.int64()), pa.array(dense[1], pa.string())],
+        ["i", "s"],
+        [5, 2],
+    )
+    c["fixed_shape_tensor"] = pa.ExtensionArray.from_storage(
+        pa.fixed_shape_tensor(pa.float32(), (2, 2)),
+        pylist(
+            [[float(v), -float(v), float(v) / 4, 0.5] for v in ints], pa.list_(pa.float32(), 4)
+        ),
+    )
     return c
 
 
@@ -159,13 +186,12 @@ def extreme_values(typ: Any) -> Any:
 
 def ipc_round_trip(column: Any) -> Any:
     """``column`` written to an IPC stream by pyarrow and read back (a ChunkedArray of
-    the stream's batches: a sliced column and an empty batch among them)."""
+    the stream's batches: an empty first batch, as streaming producers send it, then the
+    column, another empty batch and the column sliced). An IPC reader gives the empty
+    batches zero-length buffers, or none at all (a union's type ids)."""
     pa = require("pyarrow")
-    batches = [
-        pa.record_batch({"c": column}),
-        pa.record_batch({"c": column.slice(0, 0)}),
-        pa.record_batch({"c": column.slice(1)}),
-    ]
+    empty = pa.record_batch({"c": column.slice(0, 0)})
+    batches = [empty, pa.record_batch({"c": column}), empty, pa.record_batch({"c": column.slice(1)})]
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, batches[0].schema) as writer:
         for batch in batches:

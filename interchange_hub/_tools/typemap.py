@@ -27,11 +27,15 @@ class Rule:
     result: str
     why: str
     top_level: bool = False  # applies to a column's own type only, not inside nested types
+    repeat: bool = False  # applied again until the type no longer changes
 
     def apply(self, dtype: str) -> str:
-        if self.top_level:
-            return re.sub(f"^(?:{self.pattern})$", self.result, dtype)
-        return re.sub(self.pattern, self.result, dtype)
+        pattern = f"^(?:{self.pattern})$" if self.top_level else self.pattern
+        while True:
+            out = re.sub(pattern, self.result, dtype)
+            if not self.repeat or out == dtype:
+                return out
+            dtype = out
 
 
 RULES: dict[str, tuple[Rule, ...]] = {
@@ -102,26 +106,154 @@ RULES: dict[str, tuple[Rule, ...]] = {
             top_level=True,
         ),
     ),
+    "duckdb": (
+        Rule(
+            r"(?<![a-z_])(?:large_string|string_view)",
+            "string",
+            "duckdb VARCHAR is exported as string (32-bit offsets)",
+        ),
+        Rule(
+            r"(?<![a-z_])(?:large_binary|binary_view)",
+            "binary",
+            "duckdb BLOB is exported as binary (32-bit offsets)",
+        ),
+        Rule(
+            r"decimal(?:32|64|256)\(",
+            "decimal128(",
+            "duckdb DECIMAL is exported as decimal128 (more than 38 digits is refused)",
+        ),
+        Rule(r"date64\[ms\]", "date32[day]", "duckdb DATE is 32-bit days"),
+        Rule(r"time32\[\w+\]", "time64[us]", "duckdb TIME is microseconds"),
+        Rule(
+            r"timestamp\[(?:s|ms), tz=",
+            "timestamp[us, tz=",
+            "duckdb TIMESTAMP WITH TIME ZONE is microseconds",
+        ),
+        Rule(
+            r"run_end_encoded<run_ends: \w+, values: (.+)>",
+            r"\1",
+            "duckdb has no run-end encoding: the runs are decoded",
+            top_level=True,
+        ),
+        Rule(
+            r"extension<arrow\.fixed_shape_tensor\[value_type=(.+), shape=\[([\d,]+),(\d+)\]\]>",
+            r"extension<arrow.fixed_shape_tensor[value_type=fixed_size_list<: \1>[\3], shape=[\2]]>",
+            "duckdb has no tensor type: a tensor column (without a permutation or dimension "
+            "names, which warn) becomes nested fixed-size lists, the last dimension innermost",
+            top_level=True,
+            repeat=True,
+        ),
+        Rule(
+            r"extension<arrow\.fixed_shape_tensor\[value_type=(.+), shape=\[(\d+)\]\]>",
+            r"fixed_size_list<: \1>[\2]",
+            "... and the first dimension outermost (a row holds one tensor: the same values "
+            "in the same shape)",
+            top_level=True,
+        ),
+        Rule(
+            r"(?<![a-z_])(?:large_)?list(?:_view)?<[^<>:]*: ",
+            "list<l: ",
+            "duckdb LIST is exported as list (32-bit offsets), its items named l",
+        ),
+        Rule(
+            r"fixed_size_list<[^<>:]*: ",
+            "fixed_size_list<: ",
+            "duckdb ARRAY is exported as fixed_size_list, its items unnamed",
+        ),
+    ),
+    "arro3": (),
+    "numpy": (
+        Rule(
+            r"date64\[ms\]",
+            "timestamp[ms]",
+            "numpy has no date type with milliseconds: datetime64[ms], read back as a "
+            "timestamp (the same instants, midnight)",
+        ),
+    ),
 }
 
-LOSSY: dict[str, tuple[tuple[str, str], ...]] = {
+# The Arrow types numpy holds in a dtype of its own (bool, numbers, datetime64, timedelta64):
+# the fidelity tests round-trip these through numpy. Any other type becomes an array of
+# Python objects, which pyarrow reads back by inference.
+NUMPY_NATIVE = (
+    r"bool|u?int(?:8|16|32|64)|halffloat|float|double|date32\[day\]|date64\[ms\]"
+    r"|(?:timestamp|duration)\[(?:s|ms|us|ns)(?:, tz=[^\]]+)?\]"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Lossy:
+    """One lossy step, for the document; where ``pattern`` is set, tests check that data
+    of a matching type (full match) and ``when`` warns, or is refused if ``refused``."""
+
+    data: str
+    what: str
+    pattern: str = ""
+    when: str = ""  # "": always; "nulls": when the column has nulls; "INT64_MIN": holds it
+    refused: bool = False  # NoRouteError in the plan instead of a warning
+
+    def applies(self, dtype: str, nulls: bool, int64_min: bool) -> bool:
+        if not self.pattern or not re.fullmatch(self.pattern, dtype):
+            return False
+        return {"": True, "nulls": nulls, "INT64_MIN": int64_min}[self.when]
+
+
+_NUMBERS = r"u?int(?:8|16|32|64)"
+_FLOATS = r"halffloat|float|double"
+
+LOSSY: dict[str, tuple[Lossy, ...]] = {
     "pyarrow": (),
     "nanoarrow": (),
     "polars": (
-        ("timestamp with a fixed offset (+05:30)", "becomes UTC: polars has no offset zones"),
-        ("(export) Int128 / UInt128", "decimal128(38, 0); 39-digit values fail"),
+        Lossy("timestamp with a fixed offset (+05:30)", "becomes UTC: polars has no offset zones"),
+        Lossy("(export) Int128 / UInt128", "decimal128(38, 0); 39-digit values fail"),
     ),
     "pandas": (),
+    "duckdb": (
+        Lossy("float16", "widened to float32: duckdb has no half-precision float (values kept)"),
+        Lossy("fixed_size_binary[n]", "binary (BLOB): the fixed width is dropped"),
+        Lossy(
+            "duration",
+            "an INTERVAL, read back as month_day_nano_interval; nanoseconds are truncated "
+            "to microseconds",
+        ),
+        Lossy("month_day_nano_interval", "nanoseconds are truncated to microseconds"),
+        Lossy("dictionary", "plain values: the categories and their order are dropped"),
+        Lossy(
+            "timestamp with a zone other than the first named zone, or a fixed offset (+05:30)",
+            "the zone of the connection (a duckdb connection has one TimeZone; the instants "
+            "are kept)",
+        ),
+        Lossy(
+            "Arrow extension types other than fixed_shape_tensor (uuid, json, bool8, opaque)",
+            "their storage type: uuid comes back as 36-character strings, json as string",
+        ),
+        Lossy("fixed_shape_tensor with a permutation or dimension names", "those are dropped"),
+        Lossy("any of the above inside a list, struct, map or union", "the same, warned"),
+        Lossy("empty or repeated column names", "renamed by duckdb (v0, a_1)"),
+        Lossy(
+            "(export) UUID, JSON, BIT, TIME WITH TIME ZONE, HUGEINT, BIGNUM",
+            "string, string, duckdb's bytes, time64[us] without the offset, decimal128(38, 0) "
+            "(39-digit values fail), duckdb's encoding",
+        ),
+    ),
+    "arro3": (),
     "numpy": (
-        ("integers with nulls", "float64 with NaN"),
-        ("floats with nulls", "NaN (null and NaN merge)"),
-        ("timestamp with a zone", "naive datetime64 in UTC"),
-        ("bool with nulls", "refused: no route"),
+        Lossy("integers with nulls", "float64 with NaN", _NUMBERS, "nulls"),
+        Lossy("floats with nulls", "NaN (null and NaN merge)", _FLOATS, "nulls"),
+        Lossy("timestamp with a zone", "naive datetime64 in UTC", r"timestamp\[\w+, tz=.+\]"),
+        Lossy(
+            "timestamp or duration holding INT64_MIN",
+            "NaT, the missing value: becomes null",
+            r"(?:timestamp|duration)\[.+\]",
+            "INT64_MIN",
+        ),
+        Lossy("bool with nulls", "refused: no route", "bool", "nulls", refused=True),
     ),
     "torch": (
-        ("integers with nulls", "float64 with NaN"),
-        ("floats with nulls", "NaN (null and NaN merge)"),
-        ("strings, temporal, nested types", "refused: torch holds numbers only"),
+        Lossy("integers with nulls", "float64 with NaN"),
+        Lossy("floats with nulls", "NaN (null and NaN merge)"),
+        Lossy("strings, temporal, nested types", "refused: torch holds numbers only"),
     ),
 }
 
@@ -140,6 +272,22 @@ REFUSED: dict[str, tuple[tuple[str, str], ...]] = {
         (r"(?:sparse|dense)_union<.*", "polars has no union type: one column per member type"),
     ),
     "pandas": (),
+    "duckdb": (
+        (
+            r"decimal256\((?:39|[4-7]\d), \d+\)",
+            "duckdb decimals hold at most 38 digits: cast to decimal128(38, s) or float64",
+        ),
+        (
+            r".*dense_union<.*",
+            "duckdb cannot read dense unions: cast to a sparse union or split the column",
+        ),
+        (
+            r".+(?:halffloat|decimal256\().*",
+            "duckdb cannot read float16 or decimal256 inside nested types: cast the values to "
+            "float32 or decimal128",
+        ),
+    ),
+    "arro3": (),
 }
 
 
@@ -192,6 +340,12 @@ def markdown(corpus: dict[str, str]) -> str:
         "a struct *column* without null rows that passes through nanoarrow comes back as a",
         "table of its fields (a struct column with null rows stays a column).",
         "",
+        "duckdb and arro3 are plugins (`plugins/interchange-hub-duckdb`,",
+        "`plugins/interchange-hub-arro3`); tests/test_fidelity_plugins.py checks them the same",
+        "way. numpy holds a column of bool, numbers, datetime64 or timedelta64 in a dtype of",
+        "its own (`refused`: not at all; `objects`: an array of Python objects, which pyarrow",
+        "reads back by inference, so not a round trip).",
+        "",
         "## Rules",
         "",
         "| library | Arrow type | comes back as | why |",
@@ -212,7 +366,12 @@ def markdown(corpus: dict[str, str]) -> str:
         cells = []
         for library in libraries:
             out = visit(library, dtype)
-            cells.append("=" if out == dtype else f"`{out}`")
+            if refused(library, dtype):
+                cells.append("refused")
+            elif library == "numpy" and not re.fullmatch(NUMPY_NATIVE, dtype):
+                cells.append("objects")
+            else:
+                cells.append("=" if out == dtype else f"`{out}`")
         lines.append(f"| {name}: `{dtype}` | " + " | ".join(cells) + " |")
     lines += [
         "",
@@ -222,8 +381,8 @@ def markdown(corpus: dict[str, str]) -> str:
         "| --- | --- | --- |",
     ]
     for library, items in LOSSY.items():
-        for data, what in items:
-            lines.append(f"| {library} | {data} | {what} |")
+        for item in items:
+            lines.append(f"| {library} | {item.data} | {item.what} |")
     lines += [
         "",
         "## Refused (NoRouteError before anything runs, with what to do)",

@@ -206,8 +206,8 @@ def _values_key(values: Any) -> Hashable | None:
     not hashed: pandas' ExtensionDtype hash costs 0.65 us and slows the export after it);
     None for anything the fast path leaves out."""
     if _plain_values(values):
-        dtype: Hashable = values.dtype
-        return dtype
+        numpy_dtype: Hashable = values.dtype
+        return numpy_dtype
     if type(values) is _pd().arrays.ArrowStringArray:
         dtype = values.dtype
         if dtype.storage == "pyarrow":

@@ -371,11 +371,11 @@ def test_numeric_pandas_to_polars_is_one_from_pandas_call_sharing_memory(hub: ih
     "frame",
     [
         pd.DataFrame({"a": [1, 2]}, index=[10, 20]),  # the index travels as a column
-        pd.DataFrame({"a": [1, 2], "s": ["x", "y"]}),
         pd.DataFrame({"a": pd.array([1, None], dtype="Int64")}),
-        pd.DataFrame({"t": [True, False]}),
+        pd.DataFrame({"t": np.arange(2).astype("datetime64[us]")}),
+        pd.DataFrame({"s": ["x", "y"]}, dtype=object),
     ],
-    ids=["index", "strings", "masked", "bool"],
+    ids=["index", "masked", "datetime", "objects"],
 )
 def test_other_pandas_frames_take_the_arrow_route_to_polars(
     hub: ih.Hub, frame: pd.DataFrame
@@ -383,6 +383,34 @@ def test_other_pandas_frames_take_the_arrow_route_to_polars(
     plan = hub.plan(frame, to="polars")
     assert "pl.from_pandas" not in [s.edge.protocol for s in plan.steps]
     assert hub.convert(frame, to="polars").height == 2
+
+
+def test_pandas_datetimes_reach_polars_shared_through_arrow(hub: ih.Hub) -> None:
+    # pl.from_pandas copies numpy-made datetimes (polars 2.1); the Arrow route shares them.
+    frame = pd.DataFrame({"t": np.arange(100).astype("datetime64[us]")})
+    assert hub.shared_bytes(pl.from_pandas(frame), frame) == 0
+    plan = hub.plan(frame, to="polars")
+    out = hub.convert(frame, to="polars")
+    assert plan.zero_copy and hub.shared_bytes(out, frame) == 800
+
+
+@pytest.mark.parametrize("copies", [True, False])
+def test_pandas_strings_bools_and_series_to_polars_are_one_from_pandas_call(
+    hub: ih.Hub, copies: bool
+) -> None:
+    frame = pd.DataFrame({"x": np.arange(4.0), "s": ["a", None, "c", "d"], "b": [True] * 4})
+    data: Any = frame if copies else frame["x"]
+    plan = hub.plan(data, to="polars")
+    assert [s.edge.protocol for s in plan.steps] == ["pl.from_pandas"]
+    out = hub.convert(data, to="polars")
+    assert out.equals(pl.from_pandas(data))
+    assert hub.shared_bytes(out, frame["x"]) == 32  # the float column is shared
+    if copies:  # the strings are rebuilt as views, the bools bit-packed: both planned
+        assert sorted(plan.copied_columns) == ["b", "s"]
+        assert hub.shared_bytes(out["s"], frame["s"]) <= 1  # polars keeps the validity bitmap
+        assert out["s"].null_count() == 1
+    else:
+        assert plan.zero_copy and isinstance(out, pl.Series)
 
 
 def test_copy_true_pandas_to_polars_shares_nothing(hub: ih.Hub) -> None:

@@ -282,19 +282,34 @@ def _numpy_to_pandas(value: Any, ctx: Context) -> Any:
 
 
 def _pandas_to_polars_estimate(ctx: Context) -> Estimate:
-    """pandas -> polars in one call, ``pl.from_pandas``, for frames of numeric numpy
-    columns and a default index: it shares the numpy buffers as the Arrow route does (NaN
-    becomes null there too, with a new validity bitmap), without building Arrow tables."""
+    """pandas -> polars in one call, ``pl.from_pandas``, for frames and Series of numeric
+    and bool numpy columns and pyarrow-backed strings, with a default index. It shares
+    what the Arrow route shares (the numeric numpy buffers; NaN becomes null there too,
+    with a new validity bitmap) and copies what it copies (booleans are bit-packed,
+    strings rebuilt as views), without building Arrow tables. Datetimes and durations
+    are left to the Arrow route: ``pl.from_pandas`` copies numpy-made ones (polars 2.1,
+    checked by address) where ``pl.from_arrow(pa.Table.from_pandas(df))`` shares them."""
     info = ctx.info
-    if ctx.target != "polars" or ctx.kind not in (None, Kind.TABLE) or ctx.copy:
-        raise Unroutable("pandas frames to polars DataFrames, without copy=True")
-    if info.kind != Kind.TABLE or not info.columns:
-        raise Unroutable("pandas DataFrames only")
+    if ctx.target != "polars" or ctx.copy:
+        raise Unroutable("pandas data to polars, without copy=True")
+    if info.kind not in (Kind.TABLE, Kind.COLUMN) or not info.columns:
+        raise Unroutable("pandas DataFrames and Series only")
+    if ctx.kind not in (None, info.kind):
+        raise Unroutable("a DataFrame becomes a DataFrame, a Series a Series")
+    copies = []
     for col in info.columns:
-        if not is_numeric(col.dtype) or col.flags - _FROM_PANDAS_FLAGS:
-            raise Unroutable("numeric numpy columns and a default index only")
+        if col.flags - _FROM_PANDAS_FLAGS:
+            raise Unroutable("plain numpy columns, Arrow strings and a default index only")
+        dtype = col.dtype
+        if dtype == "bool":
+            copies.append(Copy(col.name, col.nbytes, "numpy booleans are bit-packed"))
+        elif dtype == "large_string":
+            reason = "polars stores strings as string_view; large_string is rebuilt"
+            copies.append(Copy(col.name, col.nbytes, reason))
+        elif not is_numeric(dtype):
+            raise Unroutable(f"{dtype} is left to the Arrow route")
     why = "pl.from_pandas shares the numeric numpy columns"
-    return Estimate(info, why=why)
+    return Estimate(info, tuple(copies), why=why)
 
 
 _FROM_PANDAS_FLAGS = frozenset({Flag.NAN_IS_NULL, Flag.ONE_BLOCK, Flag.SLICED})

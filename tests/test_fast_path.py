@@ -436,3 +436,28 @@ def test_as_dict_keeps_the_way_to_the_columns_per_route_key() -> None:
     with pytest.warns(ih.LossyConversionWarning):
         got = hub.convert(with_nulls, to="numpy", as_dict=True)
     assert np.isnan(got["x"][1])
+
+
+def test_arrow_columns_into_pandas_keep_checks_on_the_bound_run(hub: ih.Hub) -> None:
+    # The bound import of a numeric column still names the Series, masks integer nulls and
+    # warns NaN beside null on every call, cached route or not.
+    named = pl.Series("v", [1.0, 2.0, 3.0])
+    for _ in range(2):
+        out = hub.convert(named, to="pandas")
+        assert out.name == "v" and hub.shared_bytes(out, named) == 24
+    ints = pa.chunked_array([pa.array([1, None, 3])])
+    for _ in range(2):
+        assert str(hub.convert(ints, to="pandas").dtype) == "Int64"
+    floats = pa.array([1.0, None, 3.0])
+    for _ in range(2):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert hub.convert(floats, to="pandas").isna().sum() == 1
+    both = pa.array([float("nan"), None, 3.0])
+    for _ in range(2):
+        with pytest.warns(ih.LossyConversionWarning, match="NaN"):
+            hub.convert(both, to="pandas")
+    with pytest.raises(ih.LossyConversionError):
+        hub.convert(both, to="pandas", strict=True)
+    out = hub.convert(pa.chunked_array([], pa.float64()), to="pandas")
+    assert len(out) == 0 and str(out.dtype) == "float64"

@@ -461,3 +461,17 @@ def test_arrow_columns_into_pandas_keep_checks_on_the_bound_run(hub: ih.Hub) -> 
         hub.convert(both, to="pandas", strict=True)
     out = hub.convert(pa.chunked_array([], pa.float64()), to="pandas")
     assert len(out) == 0 and str(out.dtype) == "float64"
+
+
+def test_plain_arrow_columns_into_tensors_are_views_on_the_bound_run(hub: ih.Hub) -> None:
+    for _ in range(2):
+        col = pa.array(np.arange(6.0))
+        out = hub.convert(col, to="numpy")
+        assert hub.shared_bytes(out, col) == 48 and out.tolist() == list(range(6))
+    two = pa.chunked_array([pa.array([1.0, 2.0]), pa.array([3.0])])  # joined: a planned copy
+    plan = hub.plan(two, to="numpy")
+    assert not plan.zero_copy and hub.convert(two, to="numpy").tolist() == [1.0, 2.0, 3.0]
+    sliced = pa.array(np.arange(6, dtype=np.int32)).slice(2)
+    for _ in range(2):
+        out = hub.convert(sliced, to="numpy")
+        assert out.tolist() == [2, 3, 4, 5] and hub.shared_bytes(out, sliced) == 16

@@ -458,6 +458,8 @@ def bind_arrow_to_tensor(ctx: Context, dlpack_only: bool) -> Callable[[Any], Any
         and all(c.nulls == 0 and c.chunks == 1 and not c.flags - _PLAIN_FLAGS for c in cols)
     )
     if not plain:
+        if _plain_column(ctx):
+            return _bind_column(ctx, dlpack_only)
         cast_to = planned_cast(ctx, dlpack_only)  # decided once, with the route
         return lambda value: arrow_to_tensor(value, ctx, dlpack_only, cast_to)
     pa, np = arrowkit.pa_module(), np_module()
@@ -476,6 +478,39 @@ def bind_arrow_to_tensor(ctx: Context, dlpack_only: bool) -> Callable[[Any], Any
 
 
 _PLAIN_FLAGS = frozenset({Flag.SLICED, Flag.ONE_BLOCK, Flag.ADJACENT})
+
+
+def _plain_column(ctx: Context) -> bool:
+    """A null-free, single-chunk column of an integer or float type, no cast, no copy."""
+    info = ctx.info
+    if info.kind != Kind.COLUMN or ctx.copy or len(info.columns) != 1:
+        return False
+    (col,) = info.columns
+    return (
+        col.dtype in _TENSOR_DTYPES
+        and ctx.dtype in (None, col.dtype)
+        and col.nulls == 0
+        and col.chunks == 1
+        and not col.flags - _PLAIN_FLAGS
+    )
+
+
+def _bind_column(ctx: Context, dlpack_only: bool) -> Callable[[Any], Any]:
+    """A plain column (:func:`_plain_column`) is its one chunk's ``to_numpy()``, a view:
+    what :func:`arrow_to_tensor` does for it, without its checks for what the plan ruled
+    out. A value of several chunks (the plan saw one) goes the general way."""
+    pa = arrowkit.pa_module()
+    array, chunked, read_column = pa.Array, pa.ChunkedArray, arrowkit.read_column
+
+    def column(value: Any) -> Any:
+        data = value if isinstance(value, array) else read_column(value)
+        if type(data) is chunked:
+            if data.num_chunks != 1:
+                return arrow_to_tensor(data, ctx, dlpack_only)
+            data = data.chunk(0)
+        return data.to_numpy(zero_copy_only=False)
+
+    return column
 
 
 def _drop_validity(data: Any, names: set[str]) -> Any:

@@ -475,3 +475,33 @@ def test_plain_arrow_columns_into_tensors_are_views_on_the_bound_run(hub: ih.Hub
     for _ in range(2):
         out = hub.convert(sliced, to="numpy")
         assert out.tolist() == [2, 3, 4, 5] and hub.shared_bytes(out, sliced) == 16
+
+
+def test_numpy_to_polars_is_one_call_sharing_what_polars_shares(hub: ih.Hub) -> None:
+    vector = np.arange(5.0)
+    matrix = np.asfortranarray(np.arange(12.0).reshape(3, 4))
+    rows = np.ascontiguousarray(matrix)
+    for data, shared in ((vector, 40), (matrix, 96), (rows, 0)):
+        plan = hub.plan(data, to="polars")
+        assert [s.edge.protocol for s in plan.steps] == ["pl.Series/pl.from_numpy"]
+        assert plan.zero_copy == bool(shared)
+        for _ in range(2):  # planned, then the bound run
+            out = hub.convert(data, to="polars")
+            assert hub.shared_bytes(out, data) == shared
+    frame = hub.convert(matrix, to="polars")
+    assert (
+        frame.columns == [f"column_{i}" for i in range(4)]
+        and list(frame.row(1)) == matrix[1].tolist()
+    )
+    assert hub.convert(vector, to="polars").to_list() == vector.tolist()
+    for other in (
+        np.array([True, False]),
+        np.arange(6.0)[::2],
+        np.ma.masked_array([1, 2], [False, True]),
+    ):
+        steps = [s.edge.protocol for s in hub.plan(other, to="polars").steps]
+        assert "pl.Series/pl.from_numpy" not in steps  # the Arrow route (bits, gathers, masks)
+    table = pa.table({"a": [1.0], "b": [2.0]})  # a table's detour through a tensor: not this
+    assert "pl.Series/pl.from_numpy" not in [
+        s.edge.protocol for s in hub.plan(table, to="polars").steps
+    ]

@@ -323,8 +323,78 @@ def _pandas_to_polars(value: Any, ctx: Context) -> Any:
     return _pandas_to_polars_bind(ctx)(value)
 
 
+def _numpy_to_polars_estimate(ctx: Context) -> Estimate:
+    """numpy -> polars in one call: a 1-D array is ``pl.Series(array)``, a 2-D one
+    ``pl.from_numpy(array, orient="row")`` (columns ``column_0``, ``column_1``, ..., as
+    the Arrow route names them). polars shares contiguous numeric arrays (a 2-D one
+    column-major); it gathers the columns of a row-major matrix (a copy), as the Arrow
+    route does. NaN stays a value, as through ``pa.array``."""
+    info = ctx.info
+    if ctx.target != "polars" or ctx.copy:
+        raise Unroutable("numpy arrays to polars, without copy=True")
+    if ctx.fresh:  # a tensor made on the way from a table: a detour that drops its names
+        raise Unroutable("only for arrays the conversion starts from (or shares)")
+    if info.kind != Kind.TENSOR or not info.device.is_cpu or len(info.shape) not in (1, 2):
+        raise Unroutable("1-D and 2-D CPU arrays only")
+    (col,) = info.columns
+    if col.dtype not in _POLARS_NUMBERS or col.nulls > 0 or col.flags:
+        raise Unroutable("plain integer and float arrays only")
+    if info.layout not in ("C", "F"):
+        raise Unroutable("contiguous arrays only")
+    one_d = len(info.shape) == 1
+    want = Kind.COLUMN if one_d else Kind.TABLE
+    if ctx.kind not in (None, want):
+        raise Unroutable("a 1-D array is a Series, a 2-D array a DataFrame")
+    rows = info.shape[0]
+    if one_d:
+        out = DataInfo(Kind.COLUMN, (Column("", col.dtype, col.nbytes, 0),), rows)
+        return Estimate(out, why="pl.Series shares the array's memory")
+    width = info.shape[1]
+    per = col.nbytes // width if width else 0
+    cols = tuple(Column(f"column_{i}", col.dtype, per, 0) for i in range(width))
+    out = DataInfo(Kind.TABLE, cols, rows)
+    if info.layout == "F" or width == 1:
+        return Estimate(out, why="pl.from_numpy shares the columns of a column-major array")
+    reason = (
+        "a C-ordered 2-D tensor stores rows together; each column is gathered (a "
+        "Fortran-ordered array is zero-copy)"
+    )
+    copies = tuple(Copy(c.name, c.nbytes, reason) for c in cols)
+    return Estimate(out, copies, why="pl.from_numpy gathers each column", copies_all=True)
+
+
+_POLARS_NUMBERS = frozenset(
+    ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64")
+)
+
+
+def _numpy_to_polars_bind(ctx: Context) -> Callable[[Any], Any]:
+    pl = require("polars")
+    if len(ctx.info.shape) == 1:
+        series = pl.Series
+        return lambda value: series("", value)
+    from_numpy = pl.from_numpy
+    return lambda value: from_numpy(value, orient="row")
+
+
+def _numpy_to_polars(value: Any, ctx: Context) -> Any:
+    return _numpy_to_polars_bind(ctx)(value)
+
+
 @hookimpl
 def register_edges(register: Any) -> None:
+    register(
+        Edge(
+            "numpy",
+            "polars",
+            FASTPATH,
+            "pl.Series/pl.from_numpy",
+            _numpy_to_polars_estimate,
+            _numpy_to_polars,
+            ("numpy", "polars"),
+            bind=_numpy_to_polars_bind,
+        )
+    )
     register(
         Edge(
             "pandas",

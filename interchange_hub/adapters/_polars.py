@@ -93,11 +93,17 @@ class PolarsAdapter(Adapter):
         cls = type(obj)
         if (cls is not pl.DataFrame and cls is not pl.Series) or not len(obj):
             return None
-        if cls is pl.DataFrame:
-            try:
+        try:
+            if cls is pl.DataFrame:
                 return _frame_key(obj)
-            except AttributeError:  # polars changed its private handle: the public calls
-                pass
+            native = obj._s  # polars' native Series: 0.05 us a call, not 0.1-0.16
+            if native.null_count():
+                return None
+            return (native.name(), native.dtype(), native.n_chunks())
+        except AttributeError:  # polars changed its private handle: the public calls
+            pass
+        except TypeError:  # an unhashable dtype
+            return None
         series = obj.get_columns() if cls is pl.DataFrame else (obj,)
         if any(s.null_count() for s in series):
             return None  # nullable columns are probed by address in describe, every time

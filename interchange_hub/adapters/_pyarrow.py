@@ -174,11 +174,20 @@ def _import(value: Any, ctx: Context) -> Any:
 
 
 def _import_bind(ctx: Context) -> Callable[[Any], Any] | None:
-    """For a table asked as a table, what :func:`_import` does in one call: pyarrow data
-    stays as it is, anything else is read by ``pa.table``."""
-    if _wanted(ctx) != Kind.TABLE or ctx.target_type is not None or ctx.info.kind != Kind.TABLE:
+    """For a table asked as a table (a column as a column), what :func:`_import` does in
+    one call: pyarrow data stays as it is, anything else is read by ``pa.table``
+    (``pa.array`` / ``pa.chunked_array``)."""
+    want, kind = _wanted(ctx), ctx.info.kind
+    if ctx.target_type is not None or want != kind or kind not in (Kind.TABLE, Kind.COLUMN):
         return with_context(_import, ctx)
     pa = arrowkit.pa_module()
+    if kind == Kind.COLUMN:
+        arrays, read_column = (pa.Array, pa.ChunkedArray), arrowkit.read_column
+
+        def as_column(value: Any) -> Any:
+            return value if isinstance(value, arrays) else read_column(value)
+
+        return as_column
     table, batch, read_table = pa.Table, pa.RecordBatch, arrowkit.read_table
 
     def as_table(value: Any) -> Any:

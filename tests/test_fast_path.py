@@ -312,7 +312,8 @@ def test_pandas_keys_leave_out_what_they_cannot_see_cheaply(hub: ih.Hub) -> None
     assert adapter is not None
     assert adapter.route_key(pd.DataFrame({"a": [1]}, index=[5])) is None  # not a RangeIndex
     assert adapter.route_key(pd.DataFrame({"a": ["x"]}, dtype=object)) is None  # objects
-    assert adapter.route_key(pd.DataFrame({"t": pd.to_datetime(["2020"])})) is None  # NaT: a scan
+    zoned = pd.DataFrame({"t": pd.to_datetime(["2020"]).tz_localize("UTC")})
+    assert adapter.route_key(zoned) is None
     assert adapter.route_key(pd.DataFrame({0: [1.0]})) is None  # a non-string name
     assert adapter.route_key(pd.DataFrame([[1, 2]], columns=["a", "a"])) is None
     # Columns that are strided views of a row-major matrix: describe says STRIDED for
@@ -505,3 +506,26 @@ def test_numpy_to_polars_is_one_call_sharing_what_polars_shares(hub: ih.Hub) -> 
     assert "pl.Series/pl.from_numpy" not in [
         s.edge.protocol for s in hub.plan(table, to="polars").steps
     ]
+
+
+def test_pandas_datetimes_are_keyed_with_their_nat(hub: ih.Hub) -> None:
+    # NaT decides Arrow nulls and losses into tensors: a frame with NaT is planned apart
+    # from one without, whichever came first, and every result says what it holds.
+    times = np.arange(4).astype("datetime64[us]")
+    holes = times.copy()
+    holes[1] = np.datetime64("NaT")
+    clean = pd.DataFrame({"t": times, "x": np.arange(4.0)})
+    nat = pd.DataFrame({"t": holes, "x": np.arange(4.0)})
+    adapter = hub.registry.owner(clean)
+    assert adapter is not None
+    assert None not in (adapter.route_key(clean), adapter.route_key(nat))
+    assert adapter.route_key(clean) != adapter.route_key(nat)
+    for frame, nulls in ((clean, 0), (nat, 1), (clean, 0), (nat, 1)):
+        table = hub.convert(frame, to="pyarrow")
+        assert table.column("t").null_count == nulls
+        assert hub.shared_bytes(table, frame["t"]) == 32  # the ticks are shared
+        assert hub.convert(frame, to="polars")["t"].null_count() == nulls
+    series = pd.Series(holes)
+    for _ in range(2):
+        with pytest.warns(ih.LossyConversionWarning, match="NaT"):
+            hub.convert(series, to="torch")

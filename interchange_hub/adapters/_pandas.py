@@ -90,8 +90,9 @@ class PandasAdapter(Adapter):
         Arrow counts them), and a RangeIndex, from pandas' block manager. Whether a float
         column holds NaN is left out (it would take a scan): the export's bound run checks
         the nulls it produced and raises RouteChanged when they differ from the plan's.
-        Anything else (datetimes, whose NaT would take a scan and decide losses into
-        tensors, objects, categoricals, masked arrays): None."""
+        Datetimes and durations without a zone are keyed with whether each column holds
+        NaT (:func:`_temporal_key`: a scan at memory bandwidth). Anything else (zoned
+        datetimes, objects, categoricals, masked arrays): None."""
         pd = _pd()
         cls = type(obj)
         if (cls is not pd.DataFrame and cls is not pd.Series) or type(obj.index) is not (
@@ -209,12 +210,31 @@ def _values_key(values: Any) -> Hashable | None:
     if _plain_values(values):
         numpy_dtype: Hashable = values.dtype
         return numpy_dtype
-    if type(values) is _pd().arrays.ArrowStringArray:
+    arrays = _pd().arrays
+    cls = type(values)
+    if cls is arrays.ArrowStringArray:
         dtype = values.dtype
         if dtype.storage == "pyarrow":
             missing = "NA" if dtype.na_value is _pd().NA else "NaN"
             return ("str", missing, values._pa_array.null_count > 0)
+        return None
+    if cls is arrays.TimedeltaArray or (cls is arrays.DatetimeArray and values.tz is None):
+        return _temporal_key(values._ndarray)
     return None
+
+
+def _temporal_key(data: Any) -> Hashable | None:
+    """The key of numpy-backed datetimes or durations without a zone (a block holds one
+    column per row): the dtype, and per column whether it holds NaT. That takes a scan
+    (the minimum is NaT exactly when one is), at memory bandwidth, as describe's own
+    count: NaT decides nulls in Arrow and losses into tensors, so it cannot be left out.
+    Describing the frame instead costs the same scans and much more besides."""
+    np = np_module()
+    if data.dtype.kind not in "mM" or not data.size or data.strides[-1] != data.itemsize:
+        return None
+    nat = np.isnat(data.min(axis=-1))
+    numpy_dtype: Hashable = data.dtype
+    return (numpy_dtype, bool(nat) if nat.ndim == 0 else tuple(nat.tolist()))
 
 
 def _plain_values(values: Any) -> bool:
@@ -296,6 +316,9 @@ def _nulls(values: Any, numpy_backed: bool) -> int:
         arr = np.asarray(values)
         missing = np.isnan if kind == "f" else np.isnat
         return int(np.count_nonzero(missing(arr))) if missing(arr.min()) else 0
+    arrow = getattr(getattr(values, "array", values), "_pa_array", None)
+    if arrow is not None and hasattr(arrow, "null_count"):
+        return int(arrow.null_count)  # pyarrow-backed: Arrow keeps the count (no isna())
     return int(values.isna().sum()) if hasattr(values, "isna") else int(_pd().isna(values).sum())
 
 

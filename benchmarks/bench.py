@@ -1079,17 +1079,30 @@ def _run_case(case: Case, x: object, settings: Settings) -> dict[str, Any]:
         else None
     )
     if settings.memory:
-        memory, out = measure_memory(hub_call)
-        del out
-        record["memory"] = {"hub": memory}
+        record["memory"] = _memory_of(hub_call, best[1] if best is not None else None)
     if best is not None:
-        if settings.memory:
-            record["memory"]["direct"], out = measure_memory(best[1])
-        else:
-            out = best[1]()
+        out = best[1]()
         record["direct_zero_copy"] = verified_zero_copy(x, out)[0] if _knows(out) else None
         del out
     return record
+
+
+def _memory_of(
+    hub_call: Callable[[], Any], direct: Callable[[], Any] | None
+) -> dict[str, dict[str, Any]]:
+    """Peak extra memory of the hub's call and the direct call, each measured twice in
+    the order hub, direct, direct, hub, the lower of each pair kept: whichever runs first
+    after the timing rounds pays for memory the allocator then keeps (1.5 MiB of 3.2 MB
+    for pyarrow -> numpy at 1e5 rows, seen for the hub and the direct call alike)."""
+    calls = {"hub": hub_call} if direct is None else {"hub": hub_call, "direct": direct}
+    order = ["hub"] if direct is None else ["hub", "direct", "direct", "hub"]
+    found: dict[str, dict[str, Any]] = {}
+    for name in order:
+        memory, out = measure_memory(calls[name])
+        del out
+        if name not in found or memory["peak_extra"] < found[name]["peak_extra"]:
+            found[name] = memory
+    return found
 
 
 def _knows(obj: object) -> bool:

@@ -126,6 +126,7 @@ DISPATCH_ROWS = 8
 
 # Targets (reported PASS/MISS, never asserted).
 DISPATCH_TARGET_US = 3.0
+OVERHEAD_TARGET_US = 3.0  # per call, beyond COPY_SPEED_TARGET x the direct call
 ZERO_COPY_SCALING_TARGET = 1.5
 COPY_SPEED_TARGET = 1.05
 HEADLINE_SHARE = 0.95  # of the cells at <= COPY_SPEED_TARGET x the fastest direct call
@@ -1419,6 +1420,13 @@ def evaluate(records: Sequence[dict[str, Any]]) -> None:
         r["plan_matches"] = r["plan_zero_copy"] == r["verified_zero_copy"]
 
 
+def overhead_ok(record: dict[str, Any]) -> bool:
+    """The issue's per-call target: the hub costs at most ``OVERHEAD_TARGET_US`` plus
+    ``COPY_SPEED_TARGET`` times the fastest direct call (3 us + 5 %)."""
+    limit = COPY_SPEED_TARGET * record["best_direct_ns"] + OVERHEAD_TARGET_US * 1e3
+    return bool(record["hub"]["median_ns"] <= limit)
+
+
 def headline(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The wave's headline: how many cells are within 1.05x of the fastest direct call,
     how many above 1.5x, and the cells where a direct call shares memory the hub copies."""
@@ -1427,9 +1435,13 @@ def headline(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     within = [r for q, r in ratios if q <= COPY_SPEED_TARGET]
     above = sorted(((q, r) for q, r in ratios if q > HEADLINE_CAP), key=lambda x: -x[0])
     lost = [r for r in cells if not r["verified_zero_copy"] and r.get("direct_zero_copy")]
+    builtin = [r for r in cells if r["src"] in BUILTIN_LIBRARIES and r["dst"] in BUILTIN_LIBRARIES]
     return {
         "cells": len(cells),
         "within": len(within),
+        "overhead_ok": sum(overhead_ok(r) for r in cells),
+        "builtin": len(builtin),
+        "builtin_overhead_ok": sum(overhead_ok(r) for r in builtin),
         "above_cap": above,
         "zero_copy_lost": lost,
         "ok": bool(cells) and len(within) >= HEADLINE_SHARE * len(cells) and not above and not lost,

@@ -130,6 +130,12 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
             f"shares memory the hub copies** (target: ≥ {bench.HEADLINE_SHARE:.0%}, none "
             f"above {bench.HEADLINE_CAP:g}×, none lost): {'PASS' if head['ok'] else 'MISS'}."
         )
+        out.append(
+            f"**Overhead ≤ {bench.OVERHEAD_TARGET_US:g} µs + "
+            f"{bench.COPY_SPEED_TARGET - 1:.0%} of the fastest direct call: "
+            f"{head['overhead_ok']} of {head['cells']} cells; built-in pairs "
+            f"{head['builtin_overhead_ok']} of {head['builtin']}**."
+        )
         if head["zero_copy_lost"]:
             out.append(
                 "Zero-copy lost (FAIL): " + ", ".join(where(r) for r in head["zero_copy_lost"][:40])

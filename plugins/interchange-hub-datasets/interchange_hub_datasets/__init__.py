@@ -49,6 +49,7 @@ from interchange_hub.adapter import (
     Edge,
     Estimate,
     Flag,
+    IdentityKeys,
     Kind,
     Loss,
     Unroutable,
@@ -58,7 +59,7 @@ from interchange_hub.errors import ConversionError, UnsupportedObjectError
 from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Hashable, Mapping, Sequence
 
 __all__ = ["DatasetsAdapter", "DatasetsRefusal", "register_adapters"]
 
@@ -125,6 +126,24 @@ class DatasetsAdapter(Adapter):
 
     def type_kinds(self) -> Mapping[type, Kind | None]:
         return {_ds().Dataset: Kind.TABLE}
+
+    def __init__(self) -> None:
+        # A Dataset's Arrow table is immutable, and its features are replaced, not edited,
+        # by the transforms (each returns a new Dataset): both are keyed once per object.
+        self._tables = IdentityKeys(arrowkit.route_key)
+        self._features = IdentityKeys(_features_key)
+
+    def route_key(self, obj: Any) -> Hashable | None:
+        """What describe reads of a Dataset without an indices mapping (one would take a
+        scan: the nulls of the rows it picks): its table's key (schema, nulls, chunks),
+        its features and whether it is memory-mapped. Columns and mapped rows: None."""
+        if type(obj) is not _ds().Dataset or obj._indices is not None:
+            return None
+        table = self._tables(obj._data.table)
+        features = self._features(_features(obj))
+        if table is None or features is None:
+            return None
+        return (table, features, bool(obj.cache_files))
 
     def describe(self, obj: Any) -> DataInfo:
         dataset, name = _source(obj)
@@ -236,6 +255,14 @@ def _source(obj: Any) -> tuple[Any, str | None]:
         "(yield from ids), features=ids.features)), or convert its Arrow batches, "
         "ids.with_format('arrow').iter(batch_size=...), one by one",
     )
+
+
+def _features_key(features: Any) -> Hashable | None:
+    """A Features object as text (its dict form, sorted), for the route key."""
+    try:
+        return json.dumps(features.to_dict(), sort_keys=True, default=str)
+    except (AttributeError, TypeError, ValueError):
+        return None
 
 
 def _features(dataset: Any) -> Any:

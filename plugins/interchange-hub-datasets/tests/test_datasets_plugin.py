@@ -671,3 +671,22 @@ def test_nested_non_nullable_fields_are_kept_without_a_copy(hub: ih.Hub) -> None
     ds = hub.convert(table, to="datasets")
     assert hub.shared_bytes(table, ds) == total_bytes(hub, table)
     assert logical(ds) == table.to_pylist()
+
+
+def test_route_keys_serve_repeated_conversions_and_tell_datasets_apart(hub: ih.Hub) -> None:
+    adapter = hub.registry.owner(datasets.Dataset(pa.table({"a": [1]})))
+    assert adapter is not None
+    plain = datasets.Dataset(pa.table({"a": [1, 2, 3]}))
+    holes = datasets.Dataset(pa.table({"a": [1, None, 3]}))
+    labels = datasets.Dataset.from_dict(
+        {"a": [0, 1, 0]}, features=datasets.Features({"a": datasets.ClassLabel(names=["x", "y"])})
+    )
+    keys = [adapter.route_key(d) for d in (plain, holes, labels)]
+    assert None not in keys and len(set(keys)) == 3  # nulls and features decide the plan
+    assert adapter.route_key(plain.select([2, 0])) is None  # an indices mapping: planned
+    assert adapter.route_key(plain["a"]) is None  # a Column: planned
+    for _ in range(2):  # planned, then from the route cache
+        assert hub.convert(plain, to="pyarrow").column("a").to_pylist() == [1, 2, 3]
+        assert hub.convert(holes, to="pandas")["a"].tolist()[0] == 1
+        with pytest.warns(ih.LossyConversionWarning):  # the labels' names are dropped
+            hub.convert(labels, to="polars")

@@ -492,7 +492,6 @@ def compare(
     got: Values,
     loose: bool,
     check_names: bool,
-    unchecked: frozenset[int] = frozenset(),
 ) -> None:
     """Compare columns by position; names only when both are tables and ``check_names``."""
     both_tables = expected.names is not None and got.names is not None
@@ -501,7 +500,7 @@ def compare(
     if len(expected.columns) != len(got.columns):
         raise Failure(f"expected {len(expected.columns)} columns, got {len(got.columns)}")
     for i, (a, b) in enumerate(zip(expected.columns, got.columns, strict=True)):
-        if i not in unchecked and not same(a, b, loose):
+        if not same(a, b, loose):
             difference = first_difference(a, b, loose)
             raise Failure(f"column {i} ({got.types[i]}) differs: {difference}")
 
@@ -680,9 +679,6 @@ KNOWN_BUGS: dict[str, str] = {
     "pyarrow-empty-view-slice": "pyarrow's C stream export drops the views buffer of an empty "
     "string_view/binary_view chunk at an offset but keeps the offset: the hub passes the "
     "invalid array on (a pandas result that cannot be converted back)",
-    "duckdb-duration-null-payload": "a duration column whose nulls hold INT64_MIN (pandas' "
-    "NaT) into duckdb: the relation cannot be read back (duckdb ConversionException: "
-    "Could not convert Interval to Microsecond)",
     "arro3-nested-struct": "a struct nested in a struct, sliced, into arro3: arrow-rs panics "
     "(a Table: ConversionError; a RecordBatchReader result aborts the process when read)",
 }
@@ -700,10 +696,6 @@ def known_bug(case: TableCase, dst: str) -> str | None:
     plain_struct = struct_column and not case.table.column(0).null_count
     if plain_struct and (dst == "nanoarrow" or case.how == "na.Array"):
         return "nanoarrow-struct-column"
-    if dst == "duckdb" and case.how.startswith("pd."):
-        for col in case.table.columns:
-            if pa.types.is_duration(col.type) and col.null_count:
-                return "duckdb-duration-null-payload"
     if dst == "arro3" and any(
         "struct<" in t.split("struct<", 1)[1] for t in types if "struct<" in t
     ):
@@ -729,17 +721,6 @@ def promoted(table: pa.Table, tensor: bool) -> bool:
         t == "bool" or t.startswith(("int", "uint", "float", "double", "halffloat")) for t in types
     )
     return tensor and plain and len(types) > 1
-
-
-def documented_unchecked(table: pa.Table, dst: str) -> frozenset[int]:
-    """Columns whose values may change as documented, without a warning."""
-    if dst != "duckdb":  # "a dictionary or time zone nested inside a list or struct is
-        return frozenset()  # converted as duckdb does it, without a report" (its README)
-    return frozenset(
-        i
-        for i, t in enumerate(type_names(table))
-        if nested(t) and any(m in t for m in ("dictionary", "duration", "tz="))
-    )
 
 
 def table_case(hub: ih.Hub, seed: int, number: int, names: list[str], types: list[type]):
@@ -791,7 +772,7 @@ def table_case(hub: ih.Hub, seed: int, number: int, names: list[str], types: lis
         got = values_back(hub, result, norm_how)
         renamed = any("name" in w for w in lossy)  # duckdb renames empty and repeated names
         check_names = not tensor and not renamed
-        compare(expected, got, loose, check_names, documented_unchecked(table, dst))
+        compare(expected, got, loose, check_names)
         return Outcome("ok", warned=lossy)
 
     return case.desc, run

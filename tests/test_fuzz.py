@@ -159,7 +159,6 @@ def test_struct_column_with_null_rows_through_a_nanoarrow_stream(hub: ih.Hub) ->
     assert back.to_pylist() == column.to_pylist()
 
 
-@known("duckdb-duration-null-payload")
 def test_duration_with_pandas_nulls_through_duckdb() -> None:
     plugin = pytest.importorskip("interchange_hub_duckdb")
     hub = ih.Hub(plugins=[*ih.builtin_plugins(), plugin], autoload=False)
@@ -167,7 +166,7 @@ def test_duration_with_pandas_nulls_through_duckdb() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ih.LossyConversionWarning)  # duration -> INTERVAL
         relation = hub.convert(frame, to="duckdb")
-    back = hub.convert(relation, to="pyarrow")  # ConversionError today
+    back = hub.convert(relation, to="pyarrow")  # ConversionError until the null slots were zeroed
     assert back.column(0).null_count == 1
 
 

@@ -67,7 +67,16 @@ RULES: dict[str, tuple[Rule, ...]] = {
             top_level=True,
         ),
         Rule(r"(?:large_)?list_view<", "large_list<", "polars has no list views: lists"),
-        Rule(r"(?<![a-z_])list<", "large_list<", "polars lists have 64-bit offsets"),
+        Rule(
+            r"(?<![a-z_])(?:large_)?list<[^<>:]*: ",
+            "large_list<item: ",
+            "polars lists have 64-bit offsets, their items named item",
+        ),
+        Rule(
+            r"fixed_size_list<(?!item: )[^<>:]*: ",
+            "fixed_size_list<item: ",
+            "polars names the items of its arrays item",
+        ),
         Rule(r"date64\[ms\]", "date32[day]", "polars stores dates as 32-bit days (Date)"),
         Rule(
             r"decimal(?:32|64|256)\(",
@@ -210,26 +219,54 @@ LOSSY: dict[str, tuple[Lossy, ...]] = {
     ),
     "pandas": (),
     "duckdb": (
-        Lossy("float16", "widened to float32: duckdb has no half-precision float (values kept)"),
-        Lossy("fixed_size_binary[n]", "binary (BLOB): the fixed width is dropped"),
+        Lossy(
+            "float16",
+            "widened to float32: duckdb has no half-precision float (values kept)",
+            r"halffloat",
+        ),
+        Lossy(
+            "fixed_size_binary[n]",
+            "binary (BLOB): the fixed width is dropped",
+            r"fixed_size_binary\[\d+\]",
+        ),
         Lossy(
             "duration",
             "an INTERVAL, read back as month_day_nano_interval; nanoseconds are truncated "
             "to microseconds",
+            r"duration\[\w+\]",
         ),
-        Lossy("month_day_nano_interval", "nanoseconds are truncated to microseconds"),
-        Lossy("dictionary", "plain values: the categories and their order are dropped"),
         Lossy(
-            "timestamp with a zone other than the first named zone, or a fixed offset (+05:30)",
+            "month_day_nano_interval",
+            "nanoseconds are truncated to microseconds",
+            r"month_day_nano_interval",
+        ),
+        Lossy(
+            "dictionary",
+            "plain values: the categories and their order are dropped",
+            r"dictionary<.+>",
+        ),
+        Lossy(
+            "timestamp with a fixed offset (+05:30)",
+            "UTC: duckdb time zones are names (the instants are kept)",
+            r"timestamp\[\w+, tz=[+-]\d\d:\d\d\]",
+        ),
+        Lossy(
+            "timestamp with a zone other than the first named zone of the table",
             "the zone of the connection (a duckdb connection has one TimeZone; the instants "
             "are kept)",
         ),
         Lossy(
             "Arrow extension types other than fixed_shape_tensor (uuid, json, bool8, opaque)",
             "their storage type: uuid comes back as 36-character strings, json as string",
+            r"extension<(?!arrow\.fixed_shape_tensor\[).+>",
         ),
         Lossy("fixed_shape_tensor with a permutation or dimension names", "those are dropped"),
-        Lossy("any of the above inside a list, struct, map or union", "the same, warned"),
+        Lossy(
+            "any of the above inside a list, struct, map or union",
+            "the same, warned for the column",
+            r".+(?:duration\[|month_day_nano_interval|dictionary<|fixed_size_binary\[|extension<"
+            r"|tz=[+-]\d\d:\d\d\]).*",
+        ),
         Lossy("empty or repeated column names", "renamed by duckdb (v0, a_1)"),
         Lossy(
             "(export) UUID, JSON, BIT, TIME WITH TIME ZONE, HUGEINT, BIGNUM",
@@ -271,7 +308,15 @@ REFUSED: dict[str, tuple[tuple[str, str], ...]] = {
         (r"month_day_nano_interval", "polars has no interval type: cast to a duration or a struct"),
         (r"(?:sparse|dense)_union<.*", "polars has no union type: one column per member type"),
     ),
-    "pandas": (),
+    "pandas": (
+        (
+            r"extension<arrow\.fixed_shape_tensor\[.*",
+            (
+                "pandas cannot hold a tensor column (its shape would be lost): reshape it to "
+                "1-D or 2-D, or convert it to polars or pyarrow"
+            ),
+        ),
+    ),
     "duckdb": (
         (
             r"decimal256\((?:39|[4-7]\d), \d+\)",
@@ -283,8 +328,10 @@ REFUSED: dict[str, tuple[tuple[str, str], ...]] = {
         ),
         (
             r".+(?:halffloat|decimal256\().*",
-            "duckdb cannot read float16 or decimal256 inside nested types: cast the values to "
-            "float32 or decimal128",
+            (
+                "duckdb cannot read float16 or decimal256 inside nested types: cast the values "
+                "to float32 or decimal128"
+            ),
         ),
     ),
     "arro3": (),
@@ -297,6 +344,16 @@ def refused(library: str, dtype: str) -> str:
         if re.fullmatch(pattern, dtype):
             return why
     return ""
+
+
+def warned(library: str, dtype: str, nulls: bool, int64_min: bool) -> list[Lossy]:
+    """The lossy steps of ``LOSSY[library]`` that data of type ``dtype`` takes (those with
+    a pattern: the others are described, not predicted)."""
+    return [
+        item
+        for item in LOSSY.get(library, ())
+        if not item.refused and item.applies(dtype, nulls, int64_min)
+    ]
 
 
 def visit(library: str, dtype: str) -> str:
@@ -313,12 +370,19 @@ def round_trip(first: str, second: str, dtype: str) -> str:
 
 def struct_becomes_table(first: str, second: str, column: Any) -> bool:
     """Whether a struct column comes back as a table of its fields: nanoarrow has no table
-    type, so a struct array without null rows stands for a table."""
+    type, so a struct array without null rows stands for a table. (duckdb holds tables
+    only: a column is a table of one column there, before nanoarrow sees it.)"""
     return (
         "nanoarrow" in (first, second)
+        and first != "duckdb"
         and str(column.type).startswith("struct<")
         and column.null_count == 0
     )
+
+
+def _cell(text: str) -> str:
+    """``text`` for a Markdown table cell (a ``|`` would end the cell, even in code)."""
+    return text.replace("|", "\\|")
 
 
 def markdown(corpus: dict[str, str]) -> str:
@@ -354,7 +418,8 @@ def markdown(corpus: dict[str, str]) -> str:
     for library, rules in RULES.items():
         for rule in rules:
             where = " (column type only)" if rule.top_level else ""
-            lines.append(f"| {library} | `{rule.pattern}`{where} | `{rule.result}` | {rule.why} |")
+            pattern, result = _cell(rule.pattern), _cell(rule.result)
+            lines.append(f"| {library} | `{pattern}`{where} | `{result}` | {rule.why} |")
     lines += [
         "",
         "## The type corpus after a visit",
@@ -368,6 +433,8 @@ def markdown(corpus: dict[str, str]) -> str:
             out = visit(library, dtype)
             if refused(library, dtype):
                 cells.append("refused")
+            elif warned(library, dtype, nulls=False, int64_min=False):
+                cells.append("warns")
             elif library == "numpy" and not re.fullmatch(NUMPY_NATIVE, dtype):
                 cells.append("objects")
             else:
@@ -380,8 +447,8 @@ def markdown(corpus: dict[str, str]) -> str:
         "| library | data | what happens |",
         "| --- | --- | --- |",
     ]
-    for library, items in LOSSY.items():
-        for item in items:
+    for library, steps in LOSSY.items():
+        for item in steps:
             lines.append(f"| {library} | {item.data} | {item.what} |")
     lines += [
         "",
@@ -392,7 +459,7 @@ def markdown(corpus: dict[str, str]) -> str:
     ]
     for library, items in REFUSED.items():
         for pattern, why in items:
-            lines.append(f"| {library} | `{pattern}` | {why} |")
+            lines.append(f"| {library} | `{_cell(pattern)}` | {why} |")
     return "\n".join(lines) + "\n"
 
 

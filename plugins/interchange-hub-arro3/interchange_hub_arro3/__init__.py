@@ -59,6 +59,22 @@ _UNMEASURED = (
 _SLICE_UNMEASURED = ("_view", "decimal", "list", "fixed_size", "map<", "union", "extension<")
 
 
+# arrow-rs (arro3 0.9) ignores the offset of a sparse union it imports: a slice reads its
+# rows from the start of the children. Such a column is rebuilt at offset 0 first.
+_UNION_REBUILT = (
+    "arrow-rs drops the offset of a sparse union it imports (a slice would read the rows "
+    "from the start): the column is rebuilt at offset 0, a copy"
+)
+
+
+def _loses_union_offset(dtype: str, flags: frozenset[str]) -> bool:
+    """Whether a column of ``dtype`` may hold a sparse union at an offset: a sliced one, or
+    one nested in another type (whose children the hub does not look into)."""
+    if "sparse_union<" not in dtype:
+        return False
+    return Flag.SLICED in flags or not dtype.startswith("sparse_union<")
+
+
 def _measured_by_slice(dtype: str) -> bool:
     return not dtype.startswith("run_end") and not any(m in dtype for m in _SLICE_UNMEASURED)
 
@@ -248,7 +264,11 @@ def _import_estimate(ctx: Context) -> Estimate:
     name = getattr(ctx.target_type, "__name__", "")
     copies = []
     for col in info.columns:
-        if name in ("Array", "RecordBatch") and col.chunks > 1:
+        # a stream's batches are not seen before they are read: any may be a slice
+        flags = col.flags | {Flag.SLICED} if info.kind == Kind.STREAM else col.flags
+        if _loses_union_offset(col.dtype, flags):
+            copies.append(Copy(col.name, col.nbytes, _UNION_REBUILT))
+        elif name in ("Array", "RecordBatch") and col.chunks > 1:
             reason = f"{col.chunks} chunks are combined into one {name}"
             copies.append(Copy(col.name, col.nbytes, reason))
         elif Flag.UNALIGNED in col.flags:
@@ -275,18 +295,28 @@ def _import(value: Any, ctx: Context) -> Any:
     info = ctx.info
     want, cls = _wanted(ctx), ctx.target_type
     column_name = info.columns[0].name if info.columns else ""
+    # (each chunk is looked at: only one at an offset, or nested, is rebuilt)
+    rebuild = any("sparse_union<" in c.dtype for c in info.columns)
     if want == Kind.STREAM or cls is a3.RecordBatchReader:
         if is_arrow_stream(value) and info.kind != Kind.COLUMN:
+            if rebuild:  # still lazy: each batch is rebuilt as it is read
+                reader = pa.RecordBatchReader.from_stream(value)
+                batches = (_union_offsets_kept(pa, b) for b in reader)
+                value = pa.RecordBatchReader.from_batches(reader.schema, batches)
             return a3.RecordBatchReader.from_stream(value)  # lazy: reads the stream once
-        table = arrowkit.read(value, Kind.TABLE, info)
+        table = _union_offsets_kept(pa, arrowkit.read(value, Kind.TABLE, info))
         return a3.RecordBatchReader.from_batches(table.schema, table.to_batches())
     if want == Kind.TABLE:
         table = arrowkit.read(value, Kind.TABLE, info)
+        if rebuild:
+            table = _union_offsets_kept(pa, table)
         one_batch = cls is a3.RecordBatch
         if one_batch:
             return a3.RecordBatch.from_arrow(arrowkit.single_batch(table))
         return a3.Table.from_arrow(table)
     col = arrowkit.read(value, Kind.COLUMN, info)  # an Array from an array producer, else chunked
+    if rebuild:
+        col = _union_offsets_kept(pa, col)
     if cls is a3.Array or (cls is None and isinstance(col, pa.Array)):
         if isinstance(col, pa.ChunkedArray):
             col = col.combine_chunks()
@@ -294,6 +324,27 @@ def _import(value: Any, ctx: Context) -> Any:
     if isinstance(col, pa.Array):
         col = pa.chunked_array([col], type=col.type)
     return a3.Table.from_arrow(pa.table({column_name: col})).column(0)  # keeps the name
+
+
+def _union_offsets_kept(pa: Any, data: Any) -> Any:
+    """``data`` (a Table, RecordBatch, ChunkedArray or Array) with each chunk that may hold
+    a sparse union at an offset rebuilt at offset 0 through an IPC stream, which writes a
+    slice's own rows (see _UNION_REBUILT); other chunks are kept as they are."""
+    if isinstance(data, (pa.Table, pa.RecordBatch)):
+        columns = [_union_offsets_kept(pa, c) for c in data.columns]
+        if isinstance(data, pa.RecordBatch):
+            return pa.RecordBatch.from_arrays(columns, schema=data.schema)
+        return pa.Table.from_arrays(columns, schema=data.schema)
+    if isinstance(data, pa.ChunkedArray):
+        return pa.chunked_array([_union_offsets_kept(pa, c) for c in data.chunks], data.type)
+    dtype = arrowkit.dtype_name(data.type)
+    if not _loses_union_offset(dtype, frozenset({Flag.SLICED} if data.offset else ())):
+        return data
+    batch = pa.record_batch([data], names=["c"])
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema) as writer:
+        writer.write_batch(batch)
+    return pa.ipc.open_stream(sink.getvalue()).read_next_batch().column(0)
 
 
 def _named_array(a3: Any, pa: Any, arr: Any, name: str) -> Any:

@@ -8,14 +8,17 @@ connection (cached per schema).
 
 ``arrow -> duckdb``: the data is read into a pyarrow Table (a one-shot stream exactly once:
 duckdb asks a source for its stream several times per scan) and a relation over that
-table is made on a new connection, which lives as long as the relation. duckdb reads the
-Arrow data into its own vectors whenever the relation runs, so the step counts as a copy
-of every column; no pandas is involved.
+table is made on a new connection (to an in-memory database private to this plugin),
+which lives as long as the relation. duckdb reads the Arrow data into its own vectors
+whenever the relation runs, so the step counts as a copy of every column; no pandas is
+involved.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import threading
 import weakref
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -119,6 +122,23 @@ def _duckdb() -> Any:
     return require("duckdb", "to make duckdb relations")
 
 
+# The private in-memory database of this plugin, opened once: every relation the hub makes
+# gets a connection of its own to it (a cursor: its own session, TimeZone, transactions and
+# results). Opening an in-memory database costs about 10 ms, a connection to one 20 us.
+# A forked child opens its own (duckdb's state does not survive a fork).
+_DATABASE: dict[int, Any] = {}  # process id -> the connection that opened the database
+_DATABASE_LOCK = threading.Lock()
+
+
+def _connect() -> Any:
+    """A new connection to the plugin's private database (never one of the user's)."""
+    pid = os.getpid()
+    with _DATABASE_LOCK:
+        if pid not in _DATABASE:  # the parent's is left alone: closing it here is unsafe
+            _DATABASE[pid] = _duckdb().connect(":memory:")
+        return _DATABASE[pid].cursor()
+
+
 class DuckDBAdapter(Adapter):
     name = NAME
     module = "duckdb"
@@ -191,7 +211,7 @@ def arrow_dtypes(types: Sequence[str]) -> tuple[str, ...]:
 
 @lru_cache(maxsize=256)
 def _asked(types: tuple[str, ...]) -> tuple[str, ...]:
-    con = _duckdb().connect()
+    con = _connect()
     try:
         try:
             return _exported_types(con, types)
@@ -222,9 +242,8 @@ def _zone_of(rel: Any) -> str:
 
 
 def _with_zone(dtype: str, zone: str) -> str:
-    if dtype.startswith("timestamp[") and "tz=" in dtype:
-        return f"{dtype.split('tz=')[0]}tz={zone}]"
-    return dtype
+    """``dtype`` with every zoned timestamp in it (nested ones too) in ``zone``."""
+    return _ZONE.sub(lambda _: f"tz={zone}]", dtype)
 
 
 def _flags(duckdb_type: str) -> frozenset[str]:
@@ -291,7 +310,7 @@ def _union(parts: Sequence[Any]) -> Any:
     except pa.ArrowInvalid:  # the tables differ in type: duckdb's own exports agree
         table = pa.concat_tables([_to_arrow(rel) for rel in parts])
     zone = _zone_of(parts[0])
-    con = _duckdb().connect()
+    con = _connect()
     if zone:  # the parts' connections had the data's TimeZone: so does this one
         quoted = zone.replace("'", "''")
         con.execute(f"SET TimeZone = '{quoted}'")
@@ -385,6 +404,12 @@ def _plan_column(col: Column, zone: str) -> tuple[str, list[Loss]]:
 
 
 def _import_losses(col: Column, zone: str) -> list[Loss]:
+    if col.dtype.startswith(_NESTED):
+        return _nested_losses(col, zone)
+    return _top_level_losses(col, zone)
+
+
+def _top_level_losses(col: Column, zone: str) -> list[Loss]:
     dtype, name = col.dtype, col.name
     if dtype.startswith("timestamp[") and "tz=" in dtype:
         own = tz_of(dtype)
@@ -414,6 +439,44 @@ def _import_losses(col: Column, zone: str) -> list[Loss]:
     return []
 
 
+_NESTED = (
+    "list<",
+    "large_list<",
+    "fixed_size_list<",
+    "list_view<",
+    "large_list_view<",
+    "struct<",
+    "map<",
+    "sparse_union<",
+    "run_end_encoded<",
+)
+_ZONE = re.compile(r"tz=([^\]]+)\]")
+# What duckdb does to a type inside a nested one: the same as at the top level.
+_NESTED_CHANGES = (
+    ("duration[", "durations become INTERVALs (read back as month_day_nano_interval)"),
+    ("month_day_nano_interval", "intervals are truncated to microseconds"),
+    ("dictionary<", "dictionaries are decoded (the categories and their order are dropped)"),
+    ("fixed_size_binary[", "fixed-size binaries become BLOBs (the width is dropped)"),
+    ("extension<", "Arrow extension types are dropped for their storage (uuid: strings)"),
+)
+
+
+def _nested_losses(col: Column, zone: str) -> list[Loss]:
+    """What duckdb changes inside a list, struct, map or union: one Loss for the column."""
+    dtype = col.dtype
+    lost = [what for marker, what in _NESTED_CHANGES if marker in dtype]
+    if "duration[ns]" in dtype:
+        lost[0] += "; nanoseconds are truncated to microseconds"
+    zones = {z for z in _ZONE.findall(dtype) if z != zone and not {z, zone} <= _UTC}
+    lost += [
+        f"the time zone {z} is replaced by {zone} (the instants are kept)" for z in sorted(zones)
+    ]
+    if not lost:
+        return []
+    why = "inside the nested type: " + "; ".join(lost)
+    return [Loss(col.name, dtype, "the duckdb nested type", why)]
+
+
 def _tensor_losses(name: str, dtype: str) -> list[Loss]:
     """A fixed-shape tensor column keeps its shape as nested arrays (DOUBLE[4][3])."""
     losses = []
@@ -435,29 +498,30 @@ def _extension_loss(name: str, dtype: str) -> Loss:
 
 
 def _time_zone(columns: Sequence[Column]) -> str:
-    """The TimeZone the new connection gets: the first column's named zone, else UTC.
+    """The TimeZone the new connection gets: the first timestamp column's named zone, else
+    the first named zone inside a nested column, else UTC.
 
     duckdb accepts IANA names (``America/New_York``, ``Etc/GMT-1``) but not fixed offsets
-    (``+01:00``); columns with another zone lose theirs (reported as a Loss).
+    (``+01:00``); columns with another zone lose theirs (reported as a Loss). A connection
+    has one TimeZone, which every zoned timestamp it exports carries, nested ones too.
     """
-    for col in columns:
-        if col.dtype.startswith("timestamp[") and "tz=" in col.dtype:
-            zone = tz_of(col.dtype)
-            if zone and zone[0] not in "+-":
-                return zone
+    top = [c for c in columns if c.dtype.startswith("timestamp[")]
+    for col in [*top, *(c for c in columns if c not in top)]:
+        for zone in _ZONE.findall(col.dtype):
+            if zone[0] not in "+-":
+                return str(zone)
     return "UTC"
 
 
 def _import(value: Any, ctx: Context) -> Any:
-    duckdb = _duckdb()
     info = ctx.info
     # Read once: duckdb calls __arrow_c_stream__ several times per scan, and a one-shot
     # stream would yield nothing (or fail) after the first.
     table = arrowkit.read(value, Kind.TABLE, info)
-    table = _readable(table)
-    con = duckdb.connect()
+    table = _durations_exportable(_readable(table), ctx.strict)
+    con = _connect()
     zone = ""
-    if any(c.dtype.startswith("timestamp[") and "tz=" in c.dtype for c in info.columns):
+    if any("tz=" in c.dtype for c in info.columns):
         zone = _set_time_zone(con, _time_zone(info.columns), info, ctx.strict)
     rel = con.from_arrow(table)
     try:
@@ -478,7 +542,7 @@ def _set_time_zone(con: Any, zone: str, info: DataInfo, strict: bool) -> str:
     losses = [
         Loss(c.name, c.dtype, "TIMESTAMP WITH TIME ZONE (UTC)", f"duckdb does not know {zone}")
         for c in info.columns
-        if c.dtype.startswith("timestamp[") and f"tz={zone}]" in c.dtype
+        if f"tz={zone}]" in c.dtype
     ]
     report_losses(losses, NAME, strict)
     return "UTC"
@@ -500,6 +564,60 @@ def _readable(table: Any) -> Any:
         fields.append(field.with_type(typ))
     schema = pa.schema(fields, metadata=table.schema.metadata)
     return table if schema == table.schema else table.cast(schema)
+
+
+# duckdb exports an INTERVAL as month_day_nano_interval: its microseconds times 1000 must
+# fit in 64 bits (about 292 years), or the relation cannot be read back at all.
+_MAX_INTERVAL_US = (2**63 - 1) // 1000
+_US_PER_TICK = {"s": 10**6, "ms": 10**3, "us": 1}  # ns: duckdb truncates it to us: it fits
+
+
+def _durations_exportable(table: Any, strict: bool) -> Any:
+    """``table`` with its duration columns as a relation can read them back: the values
+    under null slots zeroed (pandas' NaT leaves INT64_MIN there, which duckdb converts as
+    well) and the values beyond duckdb's range null, reported per column."""
+    pa = arrowkit.pa_module()
+    losses = []
+    for i, field in enumerate(table.schema):
+        if not pa.types.is_duration(field.type) or field.type.unit == "ns":
+            continue
+        limit = _MAX_INTERVAL_US // _US_PER_TICK[field.type.unit]
+        fixed, beyond = [], 0
+        for chunk in table.column(i).chunks:
+            new, nulled = _in_interval_range(pa, chunk, limit)
+            fixed.append(new)
+            beyond += nulled
+        if any(new is not old for new, old in zip(fixed, table.column(i).chunks, strict=True)):
+            table = table.set_column(i, field, pa.chunked_array(fixed, field.type))
+        if beyond:
+            why = (
+                f"{beyond} values beyond +-{limit} {field.type.unit} (about 292 years) become null"
+            )
+            losses.append(Loss(field.name, str(field.type), "INTERVAL", why))
+    report_losses(losses, NAME, strict)
+    return table
+
+
+def _in_interval_range(pa: Any, chunk: Any, limit: int) -> tuple[Any, int]:
+    """``chunk`` (a duration array) with every slot within +-limit ticks, the null ones 0;
+    and how many valid values had to become null. The chunk itself when it is fine."""
+    import pyarrow.compute as pc
+
+    if not len(chunk):
+        return chunk, 0
+    # The ticks as stored, null slots too (compute functions skip nulls).
+    raw = pa.Array.from_buffers(pa.int64(), len(chunk), [None, chunk.buffers()[1]], 0, chunk.offset)
+    low, high = pc.min_max(raw).values()
+    if -limit <= low.as_py() and high.as_py() <= limit:
+        return chunk, 0
+    inside = pc.and_(pc.greater_equal(raw, -limit), pc.less_equal(raw, limit))
+    valid = chunk.is_valid()
+    keep = pc.and_(inside, valid)
+    beyond = int(pc.sum(pc.and_(pc.invert(inside), valid)).as_py() or 0)
+    ticks = pc.if_else(keep, raw, pa.scalar(0, pa.int64()))
+    # keep (offset 0) is the validity bitmap: a boolean array's values are bits
+    out = pa.Array.from_buffers(chunk.type, len(chunk), [keep.buffers()[1], ticks.buffers()[1]])
+    return out, beyond
 
 
 def _nested(pa: Any, column: Any, tensor: Any) -> Any:

@@ -6,6 +6,7 @@ import decimal
 import gc
 import importlib.metadata
 import os
+import re
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -362,6 +363,77 @@ def test_import_losses_are_reported(hub: ih.Hub, array: pa.Array, lost: str) -> 
     assert len(plan.losses) == 1 and lost in plan.losses[0].lost
     with pytest.warns(ih.LossyConversionWarning, match=lost):
         hub.convert(table, to="duckdb")
+
+
+@pytest.mark.parametrize(
+    ("array", "lost"),
+    [
+        (pa.array([["a", "b"], None], pa.list_(pa.dictionary(pa.int8(), pa.string()))), "decoded"),
+        (pa.array([{"d": 5}, None], pa.struct([("d", pa.duration("ns"))])), "nanoseconds"),
+        (pa.array([[1], []], pa.list_(pa.timestamp("us", "+05:30"))), "+05:30 is replaced by UTC"),
+        (pa.array([[pa.MonthDayNano([1, 2, 3])]], pa.list_(pa.month_day_nano_interval())), "micro"),
+        (pa.array([[b"ab"]], pa.list_(pa.binary(2))), "the width is dropped"),
+        (
+            pa.ListArray.from_arrays(
+                pa.array([0, 1], pa.int32()),
+                pa.ExtensionArray.from_storage(pa.uuid(), pa.array([b"u" * 16], pa.binary(16))),
+            ),
+            "extension types are dropped",
+        ),
+    ],
+    ids=["dictionary", "duration", "offset zone", "interval", "fixed width", "uuid"],
+)
+def test_losses_inside_nested_types_are_reported(hub: ih.Hub, array: pa.Array, lost: str) -> None:
+    table = pa.table({"n": array, "ok": pa.array([[1]] * len(array))})
+    plan = hub.plan(table, to="duckdb")
+    assert [loss.column for loss in plan.losses] == ["n"] and lost in plan.losses[0].lost
+    with pytest.warns(ih.LossyConversionWarning, match=f"column 'n'.*{re.escape(lost)}"):
+        rel = hub.convert(table, to="duckdb")
+    assert len(rows(rel)) == len(array)
+    with pytest.raises(ih.LossyConversionError, match="'n'"):
+        hub.convert(table, to="duckdb", strict=True)
+
+
+def test_a_nested_time_zone_is_the_connections_and_kept(hub: ih.Hub) -> None:
+    typ = pa.list_(pa.timestamp("us", "Asia/Kolkata"))
+    table = pa.table({"l": pa.array([[0, 10**6], None], typ)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rel = hub.convert(table, to="duckdb")
+    assert hub.describe(rel).columns[0].dtype == "list<l: timestamp[us, tz=Asia/Kolkata]>"
+    back = hub.convert(rel, to="pyarrow")
+    assert str(back.schema.field("l").type) == "list<l: timestamp[us, tz=Asia/Kolkata]>"
+    assert back.column("l").to_pylist() == table.column("l").to_pylist()
+
+
+def test_durations_duckdb_cannot_export_become_null_with_a_warning(hub: ih.Hub) -> None:
+    """duckdb exports an INTERVAL in nanoseconds: microseconds beyond +-2**63/1000 (about
+    292 years) broke the relation for good (ConversionException when read), and so did
+    pandas' NaT under a null (INT64_MIN)."""
+    frame = pd.DataFrame({"d": pd.to_timedelta([1, None], unit="ms").astype("timedelta64[ms]")})
+    with pytest.warns(ih.LossyConversionWarning) as caught:
+        rel = hub.convert(frame, to="duckdb")
+    assert not any("become null" in str(w.message) for w in caught)  # only the null's payload
+    assert rows(rel) == [{"d": pa.MonthDayNano([0, 0, 1_000_000])}, {"d": None}]
+    big = pa.table({"s": pa.array([2**40, -(2**40), 7, None], pa.duration("s"))})
+    with pytest.warns(ih.LossyConversionWarning) as caught:
+        rel = hub.convert(big, to="duckdb")
+    assert any(re.search("'s'.*2 values beyond .* become null", str(w.message)) for w in caught)
+    assert [r["s"] for r in rows(rel)] == [None, None, pa.MonthDayNano([0, 0, 7 * 10**9]), None]
+    with pytest.raises(ih.LossyConversionError):
+        hub.convert(big, to="duckdb", strict=True)
+
+
+def test_relations_have_their_own_time_zones(hub: ih.Hub) -> None:
+    """The relations the hub makes share one private database, each on a connection of its
+    own: a TimeZone set for one is not another's, nor the user's."""
+    tokyo = hub.convert(pa.table({"t": pa.array([0], pa.timestamp("us", "Asia/Tokyo"))}), "duckdb")
+    paris = hub.convert(
+        pa.table({"t": pa.array([0], pa.timestamp("us", "Europe/Paris"))}), "duckdb"
+    )
+    assert str(tokyo.to_arrow_table().schema.field("t").type) == "timestamp[us, tz=Asia/Tokyo]"
+    assert str(paris.to_arrow_table().schema.field("t").type) == "timestamp[us, tz=Europe/Paris]"
+    assert duckdb.sql("SELECT current_setting('TimeZone')").fetchall() != [("Asia/Tokyo",)]
 
 
 def test_export_losses_are_reported(hub: ih.Hub) -> None:

@@ -189,6 +189,20 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any] | None:
 
         return as_column
     table, batch, read_table = pa.Table, pa.RecordBatch, arrowkit.read_table
+    if all(c.chunks == 1 for c in ctx.info.columns):
+        # One batch: read through the C array interface where the producer has it (a
+        # nanoarrow Array: 5.3 us, against 6.7 us through its stream), as a Table.
+        from_batches, record_batch = pa.Table.from_batches, pa.record_batch
+
+        def one_batch(value: Any) -> Any:
+            cls = type(value)
+            if cls is table or cls is batch:
+                return value
+            if hasattr(value, "__arrow_c_array__"):
+                return from_batches([record_batch(value)])
+            return read_table(value)
+
+        return one_batch
 
     def as_table(value: Any) -> Any:
         cls = type(value)

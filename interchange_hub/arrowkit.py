@@ -14,6 +14,7 @@ from interchange_hub._core.dtypes import hub_name
 from interchange_hub._core.info import NO_FLAGS, Column, DataInfo, Flag, Kind, Loss, alignment_of
 from interchange_hub._core.protocols import is_arrow_array, is_arrow_stream
 from interchange_hub.adapter import Buffer
+from interchange_hub.errors import NoRouteError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -41,10 +42,34 @@ _VIEWS = ("string_view", "binary_view")
 _VIEW_WIDTH = 16  # a view is 16 bytes: length, prefix, buffer index, offset
 
 
+# Interval types pyarrow 26 imports into a Table or ChunkedArray but has no Python array
+# class for (Type ids 21 and 22: reading any chunk raises KeyError: 21), nor a cast from.
+_UNWRAPPABLE = (21, 22)  # INTERVAL_MONTHS (month_interval), INTERVAL_DAY_TIME
+
+
+def _unwrappable(typ: Any) -> bool:
+    if typ.id in _UNWRAPPABLE:
+        return True
+    inner = [typ.field(i).type for i in range(typ.num_fields)]
+    inner += [getattr(typ, a, None) for a in ("value_type", "storage_type")]
+    data_type = pa_module().DataType  # (an extension type's own value_type may be a str)
+    return any(isinstance(t, data_type) and _unwrappable(t) for t in inner)
+
+
+def _refuse_unwrappable(name: str, typ: Any) -> None:
+    if _unwrappable(typ):
+        raise NoRouteError(
+            f"column {name!r} ({dtype_name(typ)}): pyarrow has no Python array for the "
+            "month_interval and day_time_interval types (nor a cast from them), and the hub "
+            "reads Arrow data through pyarrow; produce it as month_day_nano_interval instead"
+        )
+
+
 def _column(name: str, arr: Any) -> Column:
+    _refuse_unwrappable(name, arr.type)
+    dtype = dtype_name(arr.type)
     parts = arr.chunks if hasattr(arr, "chunks") else [arr]
     flags = _SLICED if any(c.offset for c in parts) else NO_FLAGS
-    dtype = dtype_name(arr.type)
     width = _VIEW_WIDTH if dtype in _VIEWS else _DECIMAL_WIDTHS.get(dtype.split("(")[0], 0)
     if width and _unaligned(parts, width):
         flags = flags | _UNALIGNED
@@ -120,6 +145,8 @@ def _column_key(arr: Any) -> tuple[bool, int, bool]:
 
 def describe_schema(schema: Any, kind: Kind) -> DataInfo:
     """Describe data known only by its schema (a stream): sizes are unknown."""
+    for field in schema:
+        _refuse_unwrappable(field.name, field.type)
     return DataInfo(
         kind, tuple(Column(c.name, c.dtype, -1, -1, -1) for c in columns_of_schema(schema))
     )
@@ -242,7 +269,9 @@ def struct_table(col: Any) -> Any:
     """A pyarrow Table of a struct ChunkedArray's fields (also when it has no chunks)."""
     pa = pa_module()
     if not col.num_chunks:
-        return pa.schema(list(col.type)).empty_table()
+        # Not Schema.empty_table(): pyarrow 26 builds its columns with pa.array([], type),
+        # which raises ArrowNotImplementedError for union types; pa.nulls makes them all.
+        return pa.Table.from_batches([pa.RecordBatch.from_struct_array(pa.nulls(0, col.type))])
     return pa.Table.from_struct_array(col)
 
 

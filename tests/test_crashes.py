@@ -32,7 +32,7 @@ def test_nested_views_into_nanoarrow_do_not_crash(case: str) -> None:
 
 
 UNION_FROM_IPC = """
-import io, warnings
+import importlib.util, io, warnings
 import pyarrow as pa
 import interchange_hub as ih
 warnings.simplefilter("ignore")
@@ -52,22 +52,28 @@ with pa.ipc.new_stream(sink, table.schema) as writer:
     writer.write_table(table)
 data = pa.ipc.open_stream(sink.getvalue()).read_all()
 assert data.column(0).chunk(0).buffers()[1] is None  # no type-ids buffer, as IPC gives it
-hub = ih.Hub(autoload=False)
-for target in ("pyarrow", "nanoarrow", "polars", "pandas", "numpy", "torch"):
-    try:
-        hub.plan(data, to=target)
-        hub.convert(data, to=target)
-        print(target, "ok")
-    except ih.InterchangeError as exc:
-        print(target, "refused:", type(exc).__name__)
+plugins = [p for p in PLUGINS if importlib.util.find_spec(p) is not None]
+hub = ih.Hub(autoload=False, plugins=plugins)
+targets = ["pyarrow", "nanoarrow", "polars", "pandas", "numpy", "torch"]
+for source in (data, data.column(0)):
+    for target in targets + [p.split("_")[-1] for p in plugins]:
+        try:
+            hub.plan(source, to=target)
+            out = hub.convert(source, to=target)
+            hub.describe(out), hub.buffers(out)  # the result measured, as claims are checked
+            print(target, "ok")
+        except ih.InterchangeError as exc:
+            print(target, "refused:", type(exc).__name__)
 print("survived")
 """
+PLUGINS = [f"interchange_hub_{name}" for name in ("arro3", "duckdb", "jax", "datasets", "xarray")]
 
 
 @pytest.mark.parametrize("kind", ["dense", "sparse"])
 def test_a_union_with_an_empty_first_chunk_from_ipc_does_not_crash(kind: str) -> None:
-    # pyarrow's Array.nbytes reads the missing type-ids buffer of an empty union chunk.
-    code = f"KIND = {kind!r}\n" + UNION_FROM_IPC
+    # pyarrow's Array.nbytes reads the missing type-ids buffer of an empty union chunk: a
+    # table and a column, into every library, each result described and measured.
+    code = f"KIND = {kind!r}\nPLUGINS = {PLUGINS!r}\n" + UNION_FROM_IPC
     run = subprocess.run(
         [sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=120
     )

@@ -45,6 +45,14 @@ def values(column: Any) -> list[Any]:
 )
 @given(table=tables(), first=st.sampled_from(LIBS), second=st.sampled_from(LIBS))
 def test_round_trips_follow_the_type_mapping(table: pa.Table, first: str, second: str) -> None:
+    # Types a library refuses in the plan, as the mapping says (tests/test_fidelity.py
+    # checks those refusals), are left out: polars has no unions, for instance.
+    types = {n: str(table.schema.field(n).type) for n in table.column_names}
+    table = table.drop_columns(
+        [n for n, t in types.items() if typemap.refused(first, t) or typemap.refused(second, t)]
+    )
+    if not table.num_columns:
+        return
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         back = HUB.convert(HUB.convert(HUB.convert(table, to=first), to=second), to=first)

@@ -6,6 +6,7 @@ The estimate functions here and the conversion functions beside them must agree:
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -145,6 +146,11 @@ def _column_plan(col: Column, dlpack_only: bool) -> tuple[str, list[Copy], list[
         kind = "timestamp" if dtype.startswith("timestamp") else "duration"
         return f"{kind}[{unit}]", copies, losses
     if dtype.startswith(FIXED_SHAPE_TENSOR):
+        if col.nulls > 0:
+            raise Unroutable(
+                f"tensor column {name!r} has {col.nulls} null rows, which an n-D tensor "
+                "cannot hold; drop or fill them first"
+            )
         return dtype, copies, losses
     if dlpack_only:
         raise Unroutable(f"column {name!r} ({dtype}) cannot be stored in a tensor")
@@ -661,6 +667,11 @@ def estimate_from_tensor(info: DataInfo) -> Estimate:
     copies = _vector_copy(dtype, info.layout == "C", TENSOR_NAME, col.nbytes)
     if dtype in ("bool", "numpy_str", "numpy_bytes", "object"):
         raise Unroutable(f"a fixed-shape tensor column cannot hold {dtype} values")
+    if 0 in shape[1:]:  # pyarrow: "list_size needs to be a strict positive integer"
+        raise Unroutable(
+            f"a fixed-shape tensor column cannot hold cells of shape {tuple(shape[1:])}, "
+            "which have no values; reshape the tensor first"
+        )
     ext = fixed_shape_name(dtype, tuple(shape[1:]))
     out = DataInfo(Kind.COLUMN, (Column(TENSOR_NAME, ext, col.nbytes, 0),), rows=shape[0])
     return Estimate(
@@ -694,4 +705,13 @@ def ndarray_to_arrow(arr: Any) -> Any:
                 column = column.copy()
             columns[f"column_{i}"] = pa.array(column)
         return pa.table(columns)
+    if not arr.shape[0]:  # pyarrow refuses an empty ndarray ("Expected a non-empty ndarray")
+        cell = arr.shape[1:]  # the type from_numpy_ndarray gives: with its permutation
+        typ = pa.fixed_shape_tensor(
+            pa.from_numpy_dtype(arr.dtype), cell, permutation=list(range(len(cell)))
+        )
+        values = pa.array(np.empty(0, arr.dtype))
+        return pa.ExtensionArray.from_storage(
+            typ, pa.FixedSizeListArray.from_arrays(values, math.prod(cell))
+        )
     return pa.FixedShapeTensorArray.from_numpy_ndarray(np.ascontiguousarray(arr))

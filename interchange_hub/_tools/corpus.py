@@ -140,9 +140,7 @@ def corpus(rows: int = 12, seed: int = 0, nulls: bool = True) -> dict[str, Any]:
     )
     c["fixed_shape_tensor"] = pa.ExtensionArray.from_storage(
         pa.fixed_shape_tensor(pa.float32(), (2, 2)),
-        pylist(
-            [[float(v), -float(v), float(v) / 4, 0.5] for v in ints], pa.list_(pa.float32(), 4)
-        ),
+        pylist([[float(v), -float(v), float(v) / 4, 0.5] for v in ints], pa.list_(pa.float32(), 4)),
     )
     return c
 
@@ -170,18 +168,43 @@ def variants(name: str, rows: int = 12, seed: int = 0) -> dict[str, Any]:
 
 def extreme_values(typ: Any) -> Any:
     """A column of ``typ`` holding its edge values, or None for types without any: the
-    integer bounds, NaN beside null, -0.0 and infinities, and INT64_MIN/MAX for 64-bit
-    temporal types (INT64_MIN is pandas' NaT, a value and not a null in Arrow)."""
+    integer bounds, NaN beside null, -0.0 and infinities, INT64_MIN/MAX for 64-bit
+    temporal types (INT64_MIN is pandas' NaT, a value and not a null in Arrow), tensor
+    cells of infinities and float32's extremes, and unions holding the int64 bounds, empty
+    and wide strings (a dense one with every row in one member: the other is empty)."""
     pa = require("pyarrow")
+    np = require("numpy")
     if pa.types.is_integer(typ):
-        info = __import__("numpy").iinfo(typ.to_pandas_dtype())
+        info = np.iinfo(typ.to_pandas_dtype())
         return pa.array([int(info.min), int(info.max), 0, None], typ)
     if pa.types.is_floating(typ) and not pa.types.is_float16(typ):
         return pa.array([float("nan"), None, -0.0, float("inf"), float("-inf")], typ)
     if pa.types.is_timestamp(typ) or pa.types.is_duration(typ):
         low, high = -(2**63), 2**63 - 1
         return pa.array([low, high, 0, None], pa.int64()).cast(typ)
+    if isinstance(typ, pa.FixedShapeTensorType) and typ.value_type == pa.float32():
+        big, tiny = float(np.finfo(np.float32).max), float(np.finfo(np.float32).smallest_subnormal)
+        cells = [[float("inf"), float("-inf"), -0.0, big], None, [tiny, -big, 0.0, 1.0]]
+        return pa.ExtensionArray.from_storage(typ, pa.array(cells, typ.storage_type))
+    if pa.types.is_union(typ) and [f.type for f in typ] == [pa.int64(), pa.string()]:
+        codes = list(typ.type_codes)
+        i, s = (pa.array(v, f.type) for v, f in zip(_UNION_EXTREMES, typ, strict=True))
+        if typ.mode == "sparse":  # the integer bounds, the empty string, a null, wide text
+            kinds = pa.array([codes[k] for k in (0, 0, 1, 0, 1)], pa.int8())
+            return pa.UnionArray.from_sparse(kinds, [i, s], [f.name for f in typ], codes)
+        # every row in the string member: the integer member is empty
+        kinds = pa.array([codes[1]] * len(s), pa.int8())
+        slots = pa.array(range(len(s)), pa.int32())
+        return pa.UnionArray.from_dense(
+            kinds, slots, [i.slice(0, 0), s], [f.name for f in typ], codes
+        )
     return None
+
+
+_UNION_EXTREMES = (
+    [-(2**63), 2**63 - 1, 0, None, 0],
+    ["", None, "", "", "\u00e9\u20ac\U0001f600" * 50],
+)
 
 
 def ipc_round_trip(column: Any) -> Any:
@@ -191,7 +214,12 @@ def ipc_round_trip(column: Any) -> Any:
     batches zero-length buffers, or none at all (a union's type ids)."""
     pa = require("pyarrow")
     empty = pa.record_batch({"c": column.slice(0, 0)})
-    batches = [empty, pa.record_batch({"c": column}), empty, pa.record_batch({"c": column.slice(1)})]
+    batches = [
+        empty,
+        pa.record_batch({"c": column}),
+        empty,
+        pa.record_batch({"c": column.slice(1)}),
+    ]
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, batches[0].schema) as writer:
         for batch in batches:

@@ -308,15 +308,7 @@ REFUSED: dict[str, tuple[tuple[str, str], ...]] = {
         (r"month_day_nano_interval", "polars has no interval type: cast to a duration or a struct"),
         (r"(?:sparse|dense)_union<.*", "polars has no union type: one column per member type"),
     ),
-    "pandas": (
-        (
-            r"extension<arrow\.fixed_shape_tensor\[.*",
-            (
-                "pandas cannot hold a tensor column (its shape would be lost): reshape it to "
-                "1-D or 2-D, or convert it to polars or pyarrow"
-            ),
-        ),
-    ),
+    "pandas": (),
     "duckdb": (
         (
             r"decimal256\((?:39|[4-7]\d), \d+\)",

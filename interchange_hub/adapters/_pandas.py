@@ -11,6 +11,7 @@ column written, so it never fails on Arrow's read-only memory nor changes the so
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import replace
 from functools import cache
@@ -21,7 +22,6 @@ from interchange_hub._bridge.cow import share_on_write
 from interchange_hub._bridge.tensors import ndarray_buffers, np_module
 from interchange_hub._core.deps import require
 from interchange_hub._core.dtypes import (
-    FIXED_SHAPE_TENSOR,
     is_integer,
     is_numeric,
     is_string,
@@ -488,7 +488,8 @@ def _exported_as_is(col: Column) -> bool:
 # Arrow types that pandas keeps as ArrowDtype (shared buffers): see _arrow_backed.
 _ARROW_BACKED = re.compile(
     r"^(decimal|date|time(32|64)|list<|large_list<|fixed_size_list<|struct<|map<"
-    r"|binary|large_binary|fixed_size_binary|binary_view|extension<|month_day_nano_interval)"
+    r"|binary|large_binary|fixed_size_binary|binary_view|extension<|month_day_nano_interval"
+    r"|sparse_union<|dense_union<)"
 )
 
 
@@ -540,12 +541,6 @@ def _import_estimate(ctx: Context) -> Estimate:
     copies = []
     shared = False
     for col in info.columns:
-        if col.dtype.startswith(FIXED_SHAPE_TENSOR):
-            raise Unroutable(
-                f"pandas cannot hold the n-D tensor column {col.name!r} (its shape would be "
-                "lost); reshape the tensor to 1-D or 2-D first, or convert it to polars or "
-                "pyarrow, which keep the shape"
-            )
         reason = _import_copy_reason(col, table, ctx.copy)
         if reason:
             copies.append(Copy(col.name, col.nbytes, reason))
@@ -616,11 +611,12 @@ def _to_frame(table: Any, copy: bool | None) -> Any:
         for i, col in enumerate(table.columns)
         if col.null_count and (pa.types.is_integer(col.type) or pa.types.is_boolean(col.type))
     ]
-    # Extension types (opaque, bool8, uuid, ...) are wrapped as they are, by pd.ArrowDtype
-    # (to_pandas with a types_mapper fails on them, or turns their storage into floats).
+    # Extension types (opaque, bool8, uuid, ...) and unions are wrapped as they are, by
+    # pd.ArrowDtype (to_pandas with a types_mapper fails on them, or turns their storage
+    # into floats; it has no pandas block for unions).
     extension = [i for i, col in enumerate(table.columns) if _is_extension(pa, col.type)]
     apart = sorted({*needs_mask, *extension})
-    plain = table.drop_columns([table.column_names[i] for i in apart])
+    plain = _unlisted(table.drop_columns([table.column_names[i] for i in apart]))
     # split_blocks shares Arrow's buffers (read-only); copy=True wants writable arrays.
     frame = plain.to_pandas(split_blocks=not copy, types_mapper=_arrow_backed)
     for i in apart:
@@ -639,11 +635,27 @@ def _to_frame(table: Any, copy: bool | None) -> Any:
     return frame
 
 
+def _unlisted(table: Any) -> Any:
+    """``table`` whose pandas metadata lists only its own columns: to_pandas parses the
+    dtype of every column listed there, and pandas cannot parse a union's
+    (``sparse_union<...>[pyarrow]``), which a frame holding one exports."""
+    meta = table.schema.metadata or {}
+    if b"pandas" not in meta:
+        return table
+    doc = json.loads(meta[b"pandas"])
+    index = {c for c in doc.get("index_columns", []) if isinstance(c, str)}
+    names = set(table.column_names) | index
+    kept = [c for c in doc.get("columns", []) if c.get("field_name", c.get("name")) in names]
+    if len(kept) == len(doc.get("columns", [])):
+        return table
+    return table.replace_schema_metadata({**meta, b"pandas": json.dumps({**doc, "columns": kept})})
+
+
 def _is_extension(pa: Any, arrow_type: Any) -> bool:
-    """Whether a column is wrapped whole in an ArrowExtensionArray (extension types)."""
-    return isinstance(arrow_type, pa.ExtensionType) and not isinstance(
-        arrow_type, pa.FixedShapeTensorType
-    )
+    """Whether a column is wrapped whole in an ArrowExtensionArray (extension types, and
+    unions, which have no pandas block)."""
+    # A tensor column too: pd.ArrowDtype keeps its type (the shape) and its buffers.
+    return isinstance(arrow_type, pa.ExtensionType) or pa.types.is_union(arrow_type)
 
 
 def _typed_categories(series: Any, arrow_type: Any) -> Any:

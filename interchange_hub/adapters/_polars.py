@@ -634,7 +634,7 @@ def _for_polars(pa: Any, data: Any, strict: bool = False, unplanned: bool = Fals
                 f.with_type(pa.date32()) if pa.types.is_date64(f.type) else f for f in data.schema
             )
             data = data.cast(schema)
-        if any(pa.types.is_fixed_size_list(f.type) for f in data.schema):
+        if any(_fixed_size(pa, f.type) for f in data.schema):
             return pa.table([_rebuilt(pa, c) for c in data.columns], schema=data.schema)
         return data
     if pa.types.is_date64(data.type):
@@ -705,8 +705,13 @@ def _decode_dictionaries(pa: Any, data: Any) -> Any:
     return data.cast(data.type.value_type) if plain(data.type) else data
 
 
+def _fixed_size(pa: Any, typ: Any) -> bool:
+    """Whether a column is a fixed-size list, or an extension of one (a fixed-shape tensor)."""
+    return bool(pa.types.is_fixed_size_list(getattr(typ, "storage_type", typ)))
+
+
 def _rebuilt(pa: Any, col: Any) -> Any:
-    if not pa.types.is_fixed_size_list(col.type):
+    if not _fixed_size(pa, col.type):
         return col
     chunks = col.chunks if hasattr(col, "chunks") else [col]
     if not any(c.offset for c in chunks) and len(chunks) <= 1:
@@ -791,6 +796,7 @@ def _needs_rewrite(dtype: str) -> bool:
         or dtype.startswith(
             (
                 "fixed_size_list",
+                "extension<arrow.fixed_shape_tensor",  # a fixed-size list's storage
                 "date64",
                 "timestamp[s,",
                 "decimal32",

@@ -278,7 +278,10 @@ class Adapter:
     library's objects ignore read-only flags (torch), so a result sharing read-only memory
     of its source warns with :class:`~interchange_hub.errors.WriteThroughWarning`.
     ``source_only``: the library is read, never written (an engine's collections), and
-    ``to=`` that library is refused with this hint of what to do instead.
+    ``to=`` that library is refused with this hint of what to do instead. ``waypoint``:
+    routes between two other libraries may pass through this one (numpy, between pandas
+    and torch); a library that is not a waypoint is entered only as the target, so its
+    edges' estimates, which may import it, run only for conversions to or from it.
     """
 
     name: str = ""
@@ -293,6 +296,8 @@ class Adapter:
     # Not a target: what to do instead (an engine's collections are made by the engine:
     # "dd.from_pandas(...)"). Such an adapter is left out of the "Known targets" lists.
     source_only: str = ""
+    # Routes to other libraries may pass through this one (see the class docstring).
+    waypoint: bool = False
 
     def owns(self, obj: object) -> bool:
         """Whether ``obj`` belongs to this library; only called when ``module`` is loaded."""

@@ -119,12 +119,14 @@ class Router:
         self._registry = registry
         self._cache = cache
         self._by_source: dict[str, list[Edge]] | None = None
+        self._passable_nodes: frozenset[str] | None = None
         self._consumed: weakref.WeakSet[Any] = weakref.WeakSet()
         self._lock = threading.Lock()
 
     def invalidate(self) -> None:
         """Forget the edge index and the cached routes (after registering adapters)."""
         self._by_source = None  # rebuilt on the next search (an assignment is atomic)
+        self._passable_nodes = None
         self._cache.clear()
 
     def _index(self) -> dict[str, list[Edge]]:
@@ -135,6 +137,14 @@ class Router:
                 built[edge.source].append(edge)
             index = self._by_source = dict(built)
         return index
+
+    def _passable(self) -> frozenset[str]:
+        """The nodes a route may pass through: the protocol nodes and the waypoints."""
+        nodes = self._passable_nodes
+        if nodes is None:
+            waypoints = {a.name for a in self._registry.adapters() if a.waypoint}
+            nodes = self._passable_nodes = frozenset(PROTOCOL_NODES) | waypoints
+        return nodes
 
     # -- planning -------------------------------------------------------------------------
     def plan(
@@ -191,6 +201,7 @@ class Router:
 
     def _search(self, start: str, info: DataInfo, req: Request, names: tuple[str, str]) -> _Route:
         index = self._index()
+        passable = self._passable() | {start}
         best: _Route | None = None
         cheapest_copying: _Route | None = None
         failures: list[_Failure] = []
@@ -238,6 +249,8 @@ class Router:
                     loop and any(s.edge is edge for s in steps)
                 ):
                     continue
+                if edge.target != req.target and edge.target not in passable:
+                    continue  # not a waypoint: entered only as the target (not even estimated)
                 try:
                     est = _estimate(edge, req.context(data, sat))
                 except Unroutable as exc:

@@ -65,6 +65,7 @@ class CupyAdapter(Adapter):
     name = "cupy"
     aliases = ("cp",)
     module = "cupy"
+    waypoint = True
     extra = "cupy"
     types = ("cupy.ndarray",)
     devices = _CUDA

@@ -35,6 +35,7 @@ class NanoarrowAdapter(Adapter):
     name = "nanoarrow"
     aliases = ("na",)
     module = "nanoarrow"
+    waypoint = True
     extra = "nanoarrow"
     types = ("nanoarrow.Array", "nanoarrow.ArrayStream")
 

@@ -48,6 +48,7 @@ class NumpyAdapter(Adapter):
     name = "numpy"
     aliases = ("np",)
     module = "numpy"
+    waypoint = True
     extra = "numpy"
     types = ("numpy.ndarray",)
 

@@ -69,6 +69,7 @@ class PandasAdapter(Adapter):
         "on its first write to it, so the source never changes (copy=True copies now)"
     )
     module = "pandas"
+    waypoint = True
     extra = "pandas"
     types = ("pandas.DataFrame", "pandas.Series")
 

@@ -51,6 +51,7 @@ class PolarsAdapter(Adapter):
     name = "polars"
     aliases = ("pl",)
     module = "polars"
+    waypoint = True
     extra = "polars"
     types = ("polars.DataFrame", "polars.Series", "polars.LazyFrame")
 

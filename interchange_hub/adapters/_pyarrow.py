@@ -33,6 +33,7 @@ class PyArrowAdapter(Adapter):
     name = "pyarrow"
     aliases = ("pa", "arrow")
     module = "pyarrow"
+    waypoint = True
     extra = "pyarrow"
     types = (
         "pyarrow.Table",

@@ -86,6 +86,7 @@ class TorchAdapter(Adapter):
     )
     writes_through = True
     module = "torch"
+    waypoint = True
     extra = "torch"
     types = ("torch.Tensor",)
     devices = _DEVICES

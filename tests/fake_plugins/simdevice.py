@@ -123,6 +123,7 @@ def view(
 
 class SimAdapter(ih.Adapter):
     name = "simdev"
+    waypoint = True  # its move edges carry device data to the host for other libraries
     module = __name__
     types = ("tests.fake_plugins.simdevice.SimArray",)
     devices = _SIM

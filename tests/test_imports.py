@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -31,3 +32,31 @@ def test_converting_numpy_imports_only_what_the_route_needs() -> None:
         "ih.Hub(autoload=False).convert(numpy.arange(3), to='numpy', copy=True)"
     )
     assert set(_imported_after(code)) == {"numpy"}
+
+
+def test_a_first_conversion_imports_no_library_of_an_unrelated_plugin() -> None:
+    # Every installed plugin is loaded (autoload), and none of their libraries is imported
+    # for a conversion between two other libraries: they are not waypoints, so the router
+    # never asks their edges (whose estimates may import them: jax took 700 ms).
+    plugins = {"interchange_hub_jax": "jax", "interchange_hub_datasets": "datasets"}
+    plugins |= {"interchange_hub_xarray": "xarray", "interchange_hub_duckdb": "duckdb"}
+    code = (
+        "import importlib.util, sys, pyarrow as pa, interchange_hub as ih\n"
+        f"plugins = {plugins!r}\n"
+        "ih.convert(pa.table({'a': [1.0, 2.0]}), to='numpy')\n"
+        "ih.convert(pa.array([1, 2]), to='pandas')\n"
+        "loaded = {p.name for p in ih.default_hub().plugins() if p.loaded}\n"
+        "present = [lib for mod, lib in plugins.items() if importlib.util.find_spec(mod)]\n"
+        "imported = sorted(lib for lib in present if lib in sys.modules)\n"
+        "print(json.dumps([imported, sorted(set(present) - loaded)]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", "import json\n" + code],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout
+    imported, not_loaded = json.loads(out.strip().splitlines()[-1])
+    assert not_loaded == []  # each installed plugin was loaded: the check means something
+    assert imported == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -50,12 +51,14 @@ def test_a_first_conversion_imports_no_library_of_an_unrelated_plugin() -> None:
         "imported = sorted(lib for lib in present if lib in sys.modules)\n"
         "print(json.dumps([imported, sorted(set(present) - loaded)]))"
     )
+    env = {k: v for k, v in os.environ.items() if k != "INTERCHANGE_HUB_DISABLE_PLUGIN_AUTOLOAD"}
     out = subprocess.run(
         [sys.executable, "-c", "import json\n" + code],
         capture_output=True,
         text=True,
         check=True,
         timeout=120,
+        env=env,
     ).stdout
     imported, not_loaded = json.loads(out.strip().splitlines()[-1])
     assert not_loaded == []  # each installed plugin was loaded: the check means something

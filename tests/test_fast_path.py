@@ -529,3 +529,22 @@ def test_pandas_datetimes_are_keyed_with_their_nat(hub: ih.Hub) -> None:
     for _ in range(2):
         with pytest.warns(ih.LossyConversionWarning, match="NaT"):
             hub.convert(series, to="torch")
+
+
+def test_plain_arrow_tables_into_pandas_keep_checks_on_the_bound_run(hub: ih.Hub) -> None:
+    floats = pa.table({"x": [1.0, None, 3.0], "t": pa.array([1, 2, 3], pa.timestamp("us"))})
+    both = pa.table({"x": [float("nan"), None, 3.0], "t": floats.column("t")})
+    low = pa.table({"x": [1.0, None, 3.0], "t": pa.array([-(2**63), 2, 3], pa.timestamp("us"))})
+    for _ in range(2):  # planned, then the bound run of the cached route
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            frame = hub.convert(floats, to="pandas")
+        assert frame["x"].isna().sum() == 1 and str(frame["t"].dtype) == "datetime64[us]"
+        assert hub.shared_bytes(frame, floats.select(["t"])) == 24
+        with pytest.warns(ih.LossyConversionWarning, match="NaN"):
+            hub.convert(both, to="pandas")
+        with pytest.warns(ih.LossyConversionWarning, match="INT64_MIN"):
+            hub.convert(low, to="pandas")
+    frame = hub.convert(floats, to="pandas")
+    frame.loc[0, "x"] = 99.0  # copy-on-write: the Arrow source never changes
+    assert floats.column("x").to_pylist() == [1.0, None, 3.0]

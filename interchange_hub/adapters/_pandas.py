@@ -713,6 +713,8 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any]:
     info = ctx.info
     want = ctx.kind or info.kind
     cols = info.columns
+    if info.kind == Kind.TABLE and want == Kind.TABLE and not ctx.copy and _plain_frame(info):
+        return _bind_frame(ctx)
     if (
         info.kind != Kind.COLUMN
         or want != Kind.COLUMN
@@ -739,6 +741,50 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any]:
         return share_on_write(out)
 
     return series
+
+
+# Arrow types whose columns to_pandas(split_blocks=True) turns into pandas columns with
+# nothing else to do (what _to_frame leaves as they are); integers and booleans only
+# without nulls (with nulls they become masked arrays, apart).
+_PLAIN_FRAME_TYPE = re.compile(
+    r"^(?:u?int(?:8|16|32|64)|float(?:16|32|64)|halffloat|double|bool|large_string|string"
+    r"|date32\[day\]|timestamp\[(?:s|ms|us|ns)(?:, tz=[^\]]+)?\]|duration\[(?:s|ms|us|ns)\])$"
+)
+
+
+def _plain_frame(info: DataInfo) -> bool:
+    """A table whose every column :data:`_PLAIN_FRAME_TYPE` names, with its nulls known."""
+    if not info.known or not info.columns:
+        return False
+    for col in info.columns:
+        if col.nulls < 0 or col.chunks < 1 or not _PLAIN_FRAME_TYPE.match(col.dtype):
+            return False
+        if col.nulls and (col.dtype == "bool" or "int" in col.dtype):
+            return False
+    return True
+
+
+def _bind_frame(ctx: Context) -> Callable[[Any], Any]:
+    """A plain table (:func:`_plain_frame`) into a DataFrame: :func:`_to_frame` without
+    what the types rule out (layouts to rebuild, masks, extension types, dictionaries),
+    so one ``to_pandas(split_blocks=True)`` call; NaN beside nulls and INT64_MIN in
+    temporal columns are still checked on every call, where a column can hold them."""
+    info = ctx.info
+    check = any(
+        (c.nulls and c.dtype.startswith(("float", "halffloat", "double")))
+        or c.dtype.startswith(("timestamp", "duration"))
+        for c in info.columns
+    )
+    strict, read_table = ctx.strict, arrowkit.read_table
+
+    def frame(value: Any) -> Any:
+        table = read_table(value)
+        if check:
+            _nan_beside_null(table, strict)
+        out = _unlisted(table).to_pandas(split_blocks=True, types_mapper=_arrow_backed)
+        return share_on_write(out)
+
+    return frame
 
 
 @cache

@@ -224,7 +224,10 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
         )
     passed, missed = count("zero_copy_scaling")
     out.append(
-        f"- **Zero-copy pairs: t(largest)/t(smallest) ≤ {bench.ZERO_COPY_SCALING_TARGET:g}**: "
+        f"- **Zero-copy pairs: t(largest)/t(smallest) ≤ {bench.ZERO_COPY_SCALING_TARGET:g}** "
+        f"(where the plan says a scan is forced, pandas' NaN into nulls: at most "
+        f"{bench.OVERHEAD_TARGET_US:g} µs + {bench.COPY_SPEED_TARGET - 1:.0%} over the direct "
+        "call, which scans too): "
         f"{verdict(passed, missed)}, {len(passed)} pass, {len(missed)} miss"
         + _list(missed, "zero_copy_scaling", where)
     )

@@ -133,6 +133,16 @@ class Copy:
 
 
 @dataclass(frozen=True, slots=True)
+class Scan:
+    """One column a step reads in full (O(n)) without copying it, and why: what a
+    library's own semantics force (pandas' NaN, its missing value, becomes an Arrow null
+    only by reading every value). A zero-copy step that scans is still zero-copy."""
+
+    column: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class Loss:
     """Information a step cannot keep for one column."""
 
@@ -162,6 +172,7 @@ class Estimate:
     copies_all: bool = False
     moves_device: bool = False
     shared_readonly: bool = False  # the output views read-only memory of the input
+    scans: tuple[Scan, ...] = ()  # columns read in full, O(n), though not copied
 
 
 class Unroutable(Exception):

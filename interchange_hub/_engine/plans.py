@@ -13,7 +13,7 @@ from interchange_hub.errors import ConversionError, InterchangeError
 
 if TYPE_CHECKING:
     from interchange_hub._core.device import Device
-    from interchange_hub._core.info import Copy, DataInfo, Estimate, Loss
+    from interchange_hub._core.info import Copy, DataInfo, Estimate, Loss, Scan
     from interchange_hub.adapter import Edge
 
 
@@ -145,6 +145,14 @@ class Plan:
         return tuple(dict.fromkeys(c.column for c in self.copies))
 
     @property
+    def scans(self) -> tuple[Scan, ...]:
+        """Each column read in full (O(n)) by a step, though not copied, and why."""
+        own = tuple(x for s in self.steps for x in s.estimate.scans)
+        return own + tuple(
+            replace(x, column=x.column or name) for name, p in self.columns for x in p.scans
+        )
+
+    @property
     def losses(self) -> tuple[Loss, ...]:
         own = tuple(loss for s in self.steps for loss in s.losses)
         return own + tuple(
@@ -184,6 +192,7 @@ class Plan:
         for i, step in enumerate(self.steps, 1):
             lines.append(f"  {i}. {step.line()}")
             lines.extend(f"       copies {label(c.column)}: {c.reason}" for c in step.copies)
+            lines.extend(f"       scans {label(x.column)}: {x.reason}" for x in step.estimate.scans)
             lines.extend(f"       LOSSY {loss.message()}" for loss in step.losses)
         for name, sub in self.columns:
             lines.append(f"  column {name!r}: " + str(sub).split(": ", 1)[1].split("\n")[0])
@@ -281,6 +290,11 @@ def _html_step(number: int, step: Step) -> str:
         device = f"<b>{html.escape(str(step.before.device))} &rarr; {device}</b>"
         copy += "<br><b>device move</b>"
     why = [html.escape(step.estimate.why or "-")]
+    why += [
+        f'<span style="font-size:12px">scans {html.escape(label(x.column))}: '
+        f"{html.escape(x.reason)}</span>"
+        for x in step.estimate.scans
+    ]
     why += [
         f'<span style="font-size:12px">copies {html.escape(what)}: {html.escape(reason)}</span>'
         for what, reason in _html_copies(step)

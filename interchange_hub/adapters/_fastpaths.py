@@ -27,6 +27,7 @@ from interchange_hub._core.info import (
     Kind,
     Loss,
     RouteChanged,
+    Scan,
     Unroutable,
 )
 from interchange_hub.adapter import Context, Edge
@@ -309,7 +310,9 @@ def _pandas_to_polars_estimate(ctx: Context) -> Estimate:
         elif not is_numeric(dtype):
             raise Unroutable(f"{dtype} is left to the Arrow route")
     why = "pl.from_pandas shares the numeric numpy columns"
-    return Estimate(info, tuple(copies), why=why)
+    scan = "NaN is pandas' missing value: pl.from_pandas reads every value to make nulls of them"
+    scans = tuple(Scan(c.name, scan) for c in info.columns if Flag.NAN_IS_NULL in c.flags)
+    return Estimate(info, tuple(copies), why=why, scans=scans)
 
 
 _FROM_PANDAS_FLAGS = frozenset({Flag.NAN_IS_NULL, Flag.ONE_BLOCK, Flag.SLICED})

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         Flag,
         Kind,
         Loss,
+        Scan,
         Unroutable,
     )
     from interchange_hub._engine.plans import Plan, Step
@@ -89,6 +90,7 @@ _LAZY = {
         "Flag",
         "Kind",
         "Loss",
+        "Scan",
         "Unroutable",
     ),
     "interchange_hub._engine.plans": ("Plan", "Step"),
@@ -143,6 +145,7 @@ __all__ = [
     "PluginInfo",
     "PluginWarning",
     "ProtocolError",
+    "Scan",
     "Step",
     "UnknownTargetError",
     "Unroutable",

@@ -230,6 +230,55 @@ def read_column(value: Any) -> Any:
     return pa.chunked_array(value)
 
 
+def _view_columns(pa: Any, schema: Any) -> list[int]:
+    t = pa.types
+    return [
+        i for i, typ in enumerate(schema.types) if t.is_string_view(typ) or t.is_binary_view(typ)
+    ]
+
+
+def views_at_zero(data: Any) -> Any:
+    """``data`` (a pyarrow Table, RecordBatch, ChunkedArray or Array) with each empty
+    string_view or binary_view chunk at an offset replaced by an empty chunk at offset 0.
+
+    pyarrow's C export of such a chunk (pyarrow 26) drops its views buffer but keeps the
+    offset: whoever imports it holds an invalid array ("View buffer size (bytes): 0 isn't
+    large enough for length: 0 and offset: 1"), which pyarrow refuses to export again.
+    Only a column's own chunks are affected (a nested view array is exported whole). A
+    look at the schema and at the chunks of view columns, no data: ``data`` itself when
+    nothing needs it (a RecordBatchReader is repaired lazily, batch by batch).
+    :class:`ArrowStreamProducer` applies it to the pyarrow data it exports and to the
+    streams of pandas, which exports through pyarrow."""
+    pa = pa_module()
+    if isinstance(data, pa.RecordBatchReader):
+        if not _view_columns(pa, data.schema):
+            return data
+        batches = (views_at_zero(batch) for batch in data)
+        return pa.RecordBatchReader.from_batches(data.schema, batches)
+    if isinstance(data, (pa.Table, pa.RecordBatch)):
+        views = _view_columns(pa, data.schema)
+        if not views:
+            return data
+        columns = list(data.columns)
+        for i in views:
+            columns[i] = views_at_zero(columns[i])
+        if all(new is old for new, old in zip(columns, data.columns, strict=True)):
+            return data
+        cls = pa.RecordBatch if isinstance(data, pa.RecordBatch) else pa.Table
+        return cls.from_arrays(columns, schema=data.schema)
+    typ = getattr(data, "type", None)
+    if not isinstance(data, (pa.Array, pa.ChunkedArray)) or not (
+        pa.types.is_string_view(typ) or pa.types.is_binary_view(typ)
+    ):
+        return data
+    if isinstance(data, pa.Array):
+        return pa.array([], typ) if data.offset and not len(data) else data
+    if not any(c.offset and not len(c) for c in data.chunks):
+        return data
+    chunks = [pa.array([], typ) if c.offset and not len(c) else c for c in data.chunks]
+    return pa.chunked_array(chunks, type=typ)
+
+
 def read(value: Any, kind: Kind, info: DataInfo) -> Any:
     """The Arrow data of ``value`` (described by ``info``) read into pyarrow as ``kind``.
 
@@ -372,6 +421,10 @@ class ArrowStreamProducer:
     Consumers then take the protocol path instead of a type-specific shortcut (polars,
     for one, converts a pandas DataFrame its own way). ``requested_schema`` is passed on,
     and dropped when the producer rejects it (nanoarrow raises NotImplementedError).
+    What pyarrow exports (pyarrow data, and pandas objects, which export through
+    ``pa.Table.from_pandas``) is exported without pyarrow's invalid empty view chunks
+    (:func:`views_at_zero`): pandas' stream is read into pyarrow (zero-copy, lazily for
+    a DataFrame) and exported again.
     """
 
     __slots__ = ("_producer",)
@@ -381,6 +434,9 @@ class ArrowStreamProducer:
 
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
         producer = self._producer
+        module = type(producer).__module__
+        if module == "pyarrow.lib":
+            producer = views_at_zero(producer)
         if requested_schema is not None:
             try:
                 capsule = producer.__arrow_c_stream__(requested_schema)
@@ -389,7 +445,19 @@ class ArrowStreamProducer:
         else:
             capsule = producer.__arrow_c_stream__()
         check_capsule(capsule, ARROW_ARRAY_STREAM, producer)
+        if module.partition(".")[0] == "pandas":
+            return _pandas_stream_repaired(capsule, producer)
         return capsule
+
+
+def _pandas_stream_repaired(capsule: object, producer: Any) -> object:
+    """A pandas DataFrame's or Series' stream ``capsule`` through :func:`views_at_zero`."""
+    pa = pa_module()
+    if hasattr(producer, "columns"):  # a DataFrame: a stream of record batches
+        data = pa.RecordBatchReader._import_from_c_capsule(capsule)
+    else:
+        data = pa.ChunkedArray._import_from_c_capsule(capsule)
+    return views_at_zero(data).__arrow_c_stream__()
 
 
 def named_columns(value: Any, kind: Kind) -> list[tuple[str, Any]]:

@@ -450,8 +450,8 @@ def values_back(hub: ih.Hub, result: Any, how: Norm) -> Values:
 
     Two documented exceptions are read with the library's own API instead: a numpy object
     array (its Python values carry no Arrow type, which pyarrow infers: large integers
-    fail, nanoseconds are cut; see test_fuzz.py), and a pandas DataFrame with repeated
-    column names (the hub refuses them as a source, by design).
+    fail, as do union values of mixed types; see docs/type-mapping.md), and a pandas
+    DataFrame with repeated column names (the hub refuses them as a source, by design).
     """
     labelled = labelled_values(result)  # an xarray DataArray made from a tensor
     if labelled is not None:
@@ -676,11 +676,6 @@ KNOWN_BUGS: dict[str, str] = {
     "RecordBatch import, which keeps a sliced struct's full-length children (an invalid "
     "table: extra rows), raises ArrowInvalid on null rows (lazily, from a returned reader) "
     "or, in arro3, drops the null rows' nullness",
-    "pyarrow-empty-view-slice": "pyarrow's C stream export drops the views buffer of an empty "
-    "string_view/binary_view chunk at an offset but keeps the offset: the hub passes the "
-    "invalid array on (a pandas result that cannot be converted back)",
-    "arro3-nested-struct": "a struct nested in a struct, sliced, into arro3: arrow-rs panics "
-    "(a Table: ConversionError; a RecordBatchReader result aborts the process when read)",
 }
 
 
@@ -688,29 +683,13 @@ def known_bug(case: TableCase, dst: str) -> str | None:
     types = type_names(case.table)
     if case.how == "na.ArrayStream" and case.kind == "column" and types[0].startswith("struct<"):
         return "nanoarrow-struct-stream"
-    if any("_view" in t for t in types) and any(map(empty_chunk_inside, case.table.columns)):
-        return "pyarrow-empty-view-slice"
     struct_column = case.kind == "column" and types[0].startswith("struct<")
     if dst == "nanoarrow" and struct_column and (case.to is na.ArrayStream or case.how in ONE_SHOT):
         return "nanoarrow-struct-stream"  # the result: a stream of structs
     plain_struct = struct_column and not case.table.column(0).null_count
     if plain_struct and (dst == "nanoarrow" or case.how == "na.Array"):
         return "nanoarrow-struct-column"
-    if dst == "arro3" and any(
-        "struct<" in t.split("struct<", 1)[1] for t in types if "struct<" in t
-    ):
-        return "arro3-nested-struct"
     return None
-
-
-def empty_chunk_inside(col: pa.ChunkedArray) -> bool:
-    """An empty chunk past the start (then streams hold empty slices at an offset)."""
-    start = 0
-    for chunk in col.chunks:
-        if not len(chunk) and (start or chunk.offset):
-            return True
-        start += len(chunk)
-    return False
 
 
 def promoted(table: pa.Table, tensor: bool) -> bool:

@@ -42,7 +42,7 @@ from interchange_hub.adapter import Buffer, Context
 from interchange_hub.errors import NoRouteError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
 TENSOR_NAME = ""  # the column name of a 1-D tensor
 UNKNOWN_NULLS = "nulls are unknown until the stream is read"
@@ -158,7 +158,26 @@ def _column_plan(col: Column, dlpack_only: bool) -> tuple[str, list[Copy], list[
         copies.append(Copy(name, n, "date32 days are widened to datetime64[D]"))
         return "timestamp[D]", copies, losses
     copies.append(Copy(name, n, f"{dtype} values become Python objects"))
+    lost = _objects_lost(dtype)
+    if lost:
+        losses.append(Loss(name, dtype, "object", lost))
     return "object", copies, losses
+
+
+def _objects_lost(dtype: str) -> str:
+    """What numpy's Python objects cannot keep of a column of ``dtype`` ("" for nothing):
+    the objects of a union, or of a map inside another type, cannot be read back."""
+    if "union<" in dtype:
+        return (
+            "the union's values become Python objects of their members' types: the union "
+            "type is dropped (pyarrow reads no union back from Python objects)"
+        )
+    if "map<" in dtype[1:]:
+        return (
+            "the map inside becomes lists of (key, value) tuples, which pyarrow cannot read "
+            "back as a map inside another type"
+        )
+    return ""
 
 
 def estimate_to_tensor(info: DataInfo, dlpack_only: bool, want: str | None = None) -> Estimate:
@@ -235,9 +254,12 @@ def estimate_to_tensor(info: DataInfo, dlpack_only: bool, want: str | None = Non
         copied = {c.column for c in copies}
         interleave = "each column is copied into one column-major 2-D tensor"
         copies += [Copy(c.name, c.nbytes, interleave) for c in info.columns if c.name not in copied]
+    # A one-column table's tensor keeps the column's name: a later step's loss (numpy ->
+    # torch stores datetime64 as int64 ticks) names the column, not "the data".
+    name = info.columns[0].name if len(info.columns) == 1 else TENSOR_NAME
     out = DataInfo(
         Kind.TENSOR,
-        (Column(TENSOR_NAME, dtypes.pop(), info.nbytes, 0),),
+        (Column(name, dtypes.pop(), info.nbytes, 0),),
         rows=rows,
         shape=(max(rows, 0), len(info.columns)),
         layout="F" if len(info.columns) > 1 else "C",
@@ -392,7 +414,7 @@ def arrow_to_tensor(value: Any, ctx: Context, dlpack_only: bool, cast_to: Any = 
     to = planned_cast(ctx, dlpack_only) if cast_to is _UNSET else cast_to
     if to is not None:
         data = cast_checked(data, to, ctx.strict)
-    elif any(c.dtype == "time64[ns]" for c in info.columns):
+    elif any("time64[ns]" in c.dtype for c in info.columns):
         data = _nanoseconds_cut(data, info, ctx.strict)
     if (
         to is None
@@ -417,7 +439,9 @@ def arrow_to_tensor(value: Any, ctx: Context, dlpack_only: bool, cast_to: Any = 
 def _nanoseconds_cut(data: Any, info: DataInfo, strict: bool) -> Any:
     """time64[ns] columns as time64[us]: numpy holds times as Python ``datetime.time``
     objects, which keep microseconds (pyarrow refuses a value with nanoseconds). A column
-    whose values have nanoseconds is reported lossy (refused under strict=True)."""
+    whose values have nanoseconds is reported lossy (refused under strict=True); so is a
+    nested column whose time64[ns] values have them (they become ``datetime.time`` objects
+    too: pyarrow's ``to_pylist`` cuts the nanoseconds)."""
     pa = arrowkit.pa_module()
     pc = require("pyarrow.compute")
     named = (
@@ -435,11 +459,47 @@ def _nanoseconds_cut(data: Any, info: DataInfo, strict: bool) -> Any:
                 why = "Python's datetime.time holds microseconds: the nanoseconds are cut"
                 losses.append(Loss(name, "time64[ns]", "time64[us]", why))
             col = col.cast(pa.time64("us"), safe=False)
+        elif len(col) and any(_sub_microseconds(pc, leaf) for leaf in _times_ns(pa, col)):
+            why = "Python's datetime.time holds microseconds: the nanoseconds are cut"
+            losses.append(Loss(name, arrowkit.dtype_name(col.type), "object", why))
         out.append(col)
     report_losses(losses, "numpy", strict)
     if info.kind == Kind.COLUMN:
         return out[0]
     return pa.table(out, names=data.column_names)
+
+
+def _sub_microseconds(pc: Any, times: Any) -> bool:
+    """Whether a time64[ns] array holds a value that is not a whole microsecond."""
+    ticks = times.cast(arrowkit.pa_module().int64())
+    whole = pc.multiply(pc.divide(ticks, 1000), 1000)  # integer division
+    return bool(pc.any(pc.not_equal(ticks, whole)).as_py())
+
+
+def _times_ns(pa: Any, arr: Any) -> Iterator[Any]:
+    """The time64[ns] arrays inside a pyarrow Array or ChunkedArray of a nested type (the
+    values of lists, the fields of structs, a map's keys and items, ...)."""
+    if isinstance(arr, pa.ChunkedArray):
+        for chunk in arr.chunks:
+            yield from _times_ns(pa, chunk)
+        return
+    t, typ = pa.types, arr.type
+    if typ == pa.time64("ns"):
+        yield arr
+    elif isinstance(typ, pa.BaseExtensionType):
+        yield from _times_ns(pa, arr.storage)
+    elif t.is_struct(typ) or t.is_union(typ):
+        for i in range(typ.num_fields):
+            yield from _times_ns(pa, arr.field(i))
+    elif t.is_map(typ):
+        yield from _times_ns(pa, arr.keys)
+        yield from _times_ns(pa, arr.items)
+    elif t.is_dictionary(typ):
+        yield from _times_ns(pa, arr.dictionary)
+    elif t.is_run_end_encoded(typ) or t.is_list_view(typ) or t.is_large_list_view(typ):
+        yield from _times_ns(pa, arr.values)
+    elif t.is_list(typ) or t.is_large_list(typ) or t.is_fixed_size_list(typ):
+        yield from _times_ns(pa, arr.flatten())
 
 
 _TENSOR_DTYPES = frozenset(
@@ -569,8 +629,13 @@ def column_to_ndarray(col: Any, dlpack_only: bool) -> Any:
         return col.cast(pa.float64(), safe=False).to_numpy(zero_copy_only=False)
     if pa.types.is_date32(typ):
         return col.to_numpy(zero_copy_only=False).astype("datetime64[D]")
-    if pa.types.is_nested(typ) or pa.types.is_dictionary(typ):
-        # Python values: numpy's own nesting would turn integer lists with nulls into floats.
+    if (
+        pa.types.is_nested(typ)
+        or pa.types.is_dictionary(typ)
+        or isinstance(typ, pa.BaseExtensionType)
+    ):
+        # Python values: numpy's own nesting would turn integer lists with nulls into floats;
+        # an extension type's are its own (uuid.UUID; an opaque type's storage's values).
         out = np.empty(len(col), dtype=object)
         for i, value in enumerate(col.to_pylist()):
             out[i] = value
@@ -687,23 +752,33 @@ def _arrow_dtype(dtype: str) -> str:
     return names.get(dtype, dtype)
 
 
-def ndarray_to_arrow(arr: Any) -> Any:
-    """The Arrow object for an ndarray: Array (1-D), Table (2-D) or tensor column (n-D)."""
+def ndarray_to_arrow(arr: Any, strict: bool = False) -> Any:
+    """The Arrow object for an ndarray: Array (1-D), Table (2-D) or tensor column (n-D).
+
+    An array of Python objects is read by :func:`objects_to_arrow` (a column of a 2-D one
+    too); ``strict``: a value it cannot keep is refused instead of warned."""
     pa = require("pyarrow")
     np = np_module()
     if arr.ndim == 1:
-        return pa.array(arr if arr.dtype.kind != "O" else arr.tolist())
+        if arr.dtype.kind == "O":
+            return objects_to_arrow(arr.tolist(), TENSOR_NAME, strict)
+        return pa.array(arr)
     if arr.ndim == 2:
         # The estimate shares columns only for F order (or one column); any other column
         # that happens to be contiguous is copied too, so the claim (and copy=True) holds.
         layout = layout_of(arr)  # exactly as the estimate decides
         shared = layout == "F" or (layout == "C" and arr.shape[1] == 1)
         columns = {}
+        objects = arr.dtype.kind == "O"
         for i in range(arr.shape[1]):
             column = arr[:, i]
             if not shared and column.flags.c_contiguous:
                 column = column.copy()
-            columns[f"column_{i}"] = pa.array(column)
+            name = f"column_{i}"
+            if objects:
+                columns[name] = objects_to_arrow(column.tolist(), name, strict)
+            else:
+                columns[name] = pa.array(column)
         return pa.table(columns)
     if not arr.shape[0]:  # pyarrow refuses an empty ndarray ("Expected a non-empty ndarray")
         cell = arr.shape[1:]  # the type from_numpy_ndarray gives: with its permutation
@@ -715,3 +790,141 @@ def ndarray_to_arrow(arr: Any) -> Any:
             typ, pa.FixedSizeListArray.from_arrays(values, math.prod(cell))
         )
     return pa.FixedShapeTensorArray.from_numpy_ndarray(np.ascontiguousarray(arr))
+
+
+def objects_to_arrow(values: list[Any], name: str = TENSOR_NAME, strict: bool = False) -> Any:
+    """A pyarrow Array of Python objects (what numpy holds for a nested or extension
+    column: see :func:`column_to_ndarray`), its type inferred by pyarrow, and then:
+
+    * lists of (key, value) tuples, which pyarrow cannot infer, are read as a map;
+    * ``pd.Timestamp`` and ``pd.Timedelta`` values (what a timestamp[ns] or duration[ns]
+      becomes) keep their nanoseconds: pyarrow infers microseconds, and cuts them. Where
+      the values do not fit nanoseconds (beyond the years 1677-2262), a value with
+      nanoseconds is reported lossy (``strict``: refused). (A look at the values, only
+      where the type pyarrow inferred holds microseconds.)
+    * decimals take 38 digits (76 where a value has more than 38): pyarrow infers the
+      precision from the values, Python's Decimal has none, so the type would depend on
+      the values.
+    """
+    pa = arrowkit.pa_module()
+    try:
+        arr = pa.array(values)
+    except (pa.ArrowTypeError, pa.ArrowInvalid):
+        arr = _map_of_pairs(pa, values)
+        if arr is None:
+            raise
+    dtype = str(arr.type)
+    if "timestamp[us" in dtype or "duration[us]" in dtype:
+        arr = _nanoseconds_kept(pa, values, arr, name, strict)
+    if "decimal" in dtype:
+        arr = arr.cast(_retyped(pa, arr.type, _widest_decimal))
+    return arr
+
+
+def _map_of_pairs(pa: Any, values: list[Any]) -> Any:
+    """``values`` as a map array where each is None or a list of (key, value) tuples (what
+    ``to_pylist`` gives for a map), with the key and item types pyarrow infers; None
+    where they are not."""
+    rows = [v for v in values if v is not None]
+    pairs = [p for row in rows if isinstance(row, list) for p in row]
+    if not pairs or not all(isinstance(row, list) for row in rows):
+        return None
+    if not all(isinstance(p, tuple) and len(p) == 2 for p in pairs):
+        return None
+    try:
+        keys = pa.array([k for k, _ in pairs])
+        items = pa.array([v for _, v in pairs])
+        return pa.array(values, type=pa.map_(keys.type, items.type))
+    except (pa.ArrowTypeError, pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+
+
+def _nanoseconds_kept(pa: Any, values: list[Any], arr: Any, name: str, strict: bool) -> Any:
+    """``arr`` (inferred from ``values``) with nanosecond timestamps and durations where
+    ``values`` hold pandas' Timestamp or Timedelta objects (see :func:`objects_to_arrow`):
+    each timestamp or duration of the type (a field, a list's items, ...) on its own."""
+    typ = _in_nanoseconds(pa, arr.type, values)
+    if typ == arr.type:
+        return arr
+    try:
+        return pa.array(values, type=typ)
+    except (pa.ArrowInvalid, OverflowError):
+        pass  # beyond what nanoseconds hold: microseconds, as inferred
+    if _pandas_times(values, nanoseconds=True):
+        lost = "beyond the years 1677-2262 they are read as microseconds: nanoseconds are cut"
+        source = "pd.Timestamp/pd.Timedelta objects with nanoseconds"
+        report_losses([Loss(name, source, str(arr.type), lost)], "Arrow", strict)
+    return arr
+
+
+def _in_nanoseconds(pa: Any, typ: Any, values: list[Any]) -> Any:
+    """``typ`` with nanoseconds for each timestamp or duration in it whose ``values``
+    (the Python objects it was inferred from, None for nulls) hold a pandas object."""
+    t = pa.types
+    present = [v for v in values if v is not None]
+    if t.is_timestamp(typ) or t.is_duration(typ):
+        if not _pandas_times(present):
+            return typ
+        return pa.timestamp("ns", typ.tz) if t.is_timestamp(typ) else pa.duration("ns")
+    if t.is_list(typ) or t.is_large_list(typ) or t.is_fixed_size_list(typ):
+        items = [x for v in present if isinstance(v, (list, tuple)) for x in v]
+        field = typ.value_field.with_type(_in_nanoseconds(pa, typ.value_type, items))
+        if t.is_fixed_size_list(typ):
+            return pa.list_(field, typ.list_size)
+        return pa.list_(field) if t.is_list(typ) else pa.large_list(field)
+    if t.is_struct(typ):
+        rows = [v for v in present if isinstance(v, dict)]
+        return pa.struct(
+            [f.with_type(_in_nanoseconds(pa, f.type, [r.get(f.name) for r in rows])) for f in typ]
+        )
+    if t.is_map(typ):
+        pairs = [p for v in present if isinstance(v, list) for p in v if isinstance(p, tuple)]
+        key = _in_nanoseconds(pa, typ.key_type, [p[0] for p in pairs])
+        item = _in_nanoseconds(pa, typ.item_type, [p[1] for p in pairs if len(p) > 1])
+        return pa.map_(typ.key_field.with_type(key), typ.item_field.with_type(item))
+    return typ
+
+
+def _pandas_times(values: Any, nanoseconds: bool = False) -> bool:
+    """Whether (nested) Python values hold a pandas Timestamp or Timedelta (one with
+    nanoseconds, if ``nanoseconds``)."""
+    stack = [values]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, (list, tuple)):
+            stack.extend(value)
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+        elif _is_pandas_time(value) and (not nanoseconds or value.nanosecond):
+            return True
+    return False
+
+
+def _is_pandas_time(value: Any) -> bool:
+    cls = type(value)
+    return cls.__name__ in ("Timestamp", "Timedelta") and cls.__module__.startswith("pandas")
+
+
+def _retyped(pa: Any, typ: Any, leaf: Callable[[Any, Any], Any]) -> Any:
+    """``typ`` with ``leaf(pa, t)`` in place of each type ``t`` that holds no other (for
+    the types pyarrow infers from Python objects: lists, structs, maps)."""
+    t = pa.types
+    if t.is_list(typ) or t.is_large_list(typ):
+        field = typ.value_field.with_type(_retyped(pa, typ.value_type, leaf))
+        return pa.list_(field) if t.is_list(typ) else pa.large_list(field)
+    if t.is_fixed_size_list(typ):
+        field = typ.value_field.with_type(_retyped(pa, typ.value_type, leaf))
+        return pa.list_(field, typ.list_size)
+    if t.is_struct(typ):
+        return pa.struct([f.with_type(_retyped(pa, f.type, leaf)) for f in typ])
+    if t.is_map(typ):
+        key = typ.key_field.with_type(_retyped(pa, typ.key_type, leaf))
+        item = typ.item_field.with_type(_retyped(pa, typ.item_type, leaf))
+        return pa.map_(key, item, typ.keys_sorted)
+    return leaf(pa, typ)
+
+
+def _widest_decimal(pa: Any, typ: Any) -> Any:
+    if pa.types.is_decimal128(typ):
+        return pa.decimal128(38, typ.scale)
+    return pa.decimal256(76, typ.scale) if pa.types.is_decimal256(typ) else typ

@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 _STRING = r"(?<![a-z_])(?:large_)?string(?!_view)"
+# Where a type is the type of values inside another (a field, an item, a dictionary's
+# values, an extension type's storage): for numpy, Python objects.
+_INSIDE = r"(?:(?<=: )|(?<=values=)|(?<=storage_type=))"
 _BINARY = r"(?<![a-z_])(?:large_|fixed_size_)?binary(?:\[\d+\])?(?!_view)"
 
 
@@ -177,17 +180,123 @@ RULES: dict[str, tuple[Rule, ...]] = {
             "timestamp[ms]",
             "numpy has no date type with milliseconds: datetime64[ms], read back as a "
             "timestamp (the same instants, midnight)",
+            top_level=True,
+        ),
+        # The rest are for the Python objects numpy holds for any other type (and for the
+        # values of nested types), whose type pyarrow infers when they are read back.
+        Rule(
+            _INSIDE + r"(?:u?int(?:8|16|32)|uint64)(?![\w\[])",
+            "int64",
+            "objects: Python ints are read back as int64 (a uint64 above 2**63 fails)",
+        ),
+        Rule(
+            _INSIDE + r"(?:halffloat|float)(?![\w\[])",
+            "double",
+            "objects: Python floats are read back as double",
+        ),
+        Rule(_INSIDE + r"date64\[ms\]", "date32[day]", "objects: datetime.date is date32"),
+        Rule(
+            _INSIDE + r"(timestamp|duration)\[(?:s|ms)(?=[,\]])",
+            r"\1[us",
+            "objects: datetime.datetime and datetime.timedelta are microseconds (pandas' "
+            "Timestamp and Timedelta, what nanoseconds become, keep nanoseconds)",
+        ),
+        Rule(
+            r"extension<arrow\.opaque\[storage_type=(.+), type_name=[^,\]]*, "
+            r"vendor_name=[^,\]]*\]>",
+            r"\1",
+            "objects: an opaque type's values are its storage's (the extension type is dropped)",
+        ),
+        Rule(r"extension<arrow\.bool8>", "bool", "objects: bool8 values are Python bools"),
+        Rule(r"extension<arrow\.json>", "string", "objects: JSON text is Python str"),
+        Rule(
+            r"dictionary<values=(.+?), indices=\w+, ordered=\d>",
+            r"\1",
+            "objects: a dictionary's values (decoded)",
+        ),
+        Rule(
+            r"run_end_encoded<run_ends: \w+, values: (.+)>",
+            r"\1",
+            "objects: the runs are decoded",
+            top_level=True,
+        ),
+        Rule(r"(?:large_)?list_view<", "list<", "objects: Python lists are read back as list"),
+        Rule(r"(?<![a-z_])large_list<", "list<", "objects: Python lists are read back as list"),
+        Rule(
+            r"fixed_size_list<([^<>]*(?:<[^<>]*>[^<>]*)*)>\[\d+\]",
+            r"list<\1>",
+            "objects: Python lists are read back as list",
+            repeat=True,
+        ),
+        Rule(
+            r"(?<![a-z_])list<[^<>:]*: ",
+            "list<item: ",
+            "objects: ... their items named item",
+        ),
+        Rule(
+            r"(?<![a-z_])(?:large_string|string_view)",
+            "string",
+            "objects: Python str is read back as string",
+        ),
+        Rule(
+            r"(?<![a-z_])(?:large_binary|binary_view|fixed_size_binary\[\d+\])",
+            "binary",
+            "objects: Python bytes are read back as binary",
+        ),
+        Rule(
+            r"time32\[\w+\]|time64\[ns\]",
+            "time64[us]",
+            "objects: datetime.time holds microseconds (nanoseconds are cut: warned)",
+        ),
+        Rule(
+            r"decimal(?:32|64|128|256)\(\d+, (\d+)\)",
+            r"decimal128(38, \1)",
+            "objects: Python's Decimal has no precision: read back with 38 digits (decimal256 "
+            "with 76 where a value has more than 38)",
+        ),
+        Rule(
+            r"extension<arrow\.fixed_shape_tensor\[value_type=([^,\]]+), shape=\[(\d+),(\d+)\]\]>",
+            r"extension<arrow.fixed_shape_tensor[value_type=\1, shape=[\2,\3], permutation=[0,1]]>",
+            "an N-D array comes back as a tensor column with its identity permutation written "
+            "out (pyarrow's FixedShapeTensorArray.from_numpy_ndarray): the same type",
+            top_level=True,
+        ),
+    ),
+    "datasets": (),
+    "xarray": (
+        Rule(
+            r"dictionary<values=([^,]+), indices=\w+, ordered=\d>",
+            r"\1",
+            "xarray has no categorical type: a dictionary column is decoded to its values",
+            top_level=True,
+        ),
+        Rule(
+            r"run_end_encoded<run_ends: \w+, values: (.+)>",
+            r"\1",
+            "xarray has no run-end encoding: the runs are decoded",
+            top_level=True,
+        ),
+    ),
+    "jax": (
+        Rule(
+            r"extension<arrow\.fixed_shape_tensor\[value_type=([^,\]]+), shape=\[(\d+),(\d+)\]\]>",
+            r"extension<arrow.fixed_shape_tensor[value_type=\1, shape=[\2,\3], permutation=[0,1]]>",
+            "a tensor column made from an N-D jax Array has its identity permutation written "
+            "out (pyarrow's FixedShapeTensorArray.from_numpy_ndarray): the same type",
+            top_level=True,
         ),
     ),
 }
 
 # The Arrow types numpy holds in a dtype of its own (bool, numbers, datetime64, timedelta64):
 # the fidelity tests round-trip these through numpy. Any other type becomes an array of
-# Python objects, which pyarrow reads back by inference.
+# Python objects, which pyarrow reads back by inference (the numpy rules say what it gives).
 NUMPY_NATIVE = (
     r"bool|u?int(?:8|16|32|64)|halffloat|float|double|date32\[day\]|date64\[ms\]"
     r"|(?:timestamp|duration)\[(?:s|ms|us|ns)(?:, tz=[^\]]+)?\]"
 )
+# ... and those it holds as an N-D array of such a dtype (a fixed-shape tensor column).
+NUMPY_OWN = NUMPY_NATIVE + r"|extension<arrow\.fixed_shape_tensor\[.+\]>"
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,14 +395,105 @@ LOSSY: dict[str, tuple[Lossy, ...]] = {
             "INT64_MIN",
         ),
         Lossy("bool with nulls", "refused: no route", "bool", "nulls", refused=True),
+        Lossy(
+            "fixed_shape_tensor with null rows",
+            "refused: an n-D tensor cannot hold them (drop or fill them first)",
+            r"extension<arrow\.fixed_shape_tensor\[.+\]>",
+            "nulls",
+            refused=True,
+        ),
+        Lossy(
+            "a union (also inside another type)",
+            "Python objects of its members' types: the union type is dropped (pyarrow reads "
+            "no union back from Python objects)",
+            r".*union<.+",
+        ),
+        Lossy(
+            "a map inside another type",
+            "lists of (key, value) tuples, which pyarrow cannot read back as a map there",
+            r".+map<.+",
+        ),
+        Lossy(
+            "time64[ns] holding nanoseconds (also inside another type)",
+            "cut to microseconds: Python's datetime.time holds microseconds",
+        ),
+        Lossy(
+            "(back) pandas Timestamp or Timedelta objects with nanoseconds beyond 1677-2262",
+            "read as microseconds: the nanoseconds are cut",
+        ),
     ),
     "torch": (
         Lossy("integers with nulls", "float64 with NaN"),
         Lossy("floats with nulls", "NaN (null and NaN merge)"),
         Lossy("strings, temporal, nested types", "refused: torch holds numbers only"),
     ),
+    "datasets": (
+        Lossy(
+            "dictionary (also nested)",
+            "plain values: datasets stores no dictionary encoding (the categories and their "
+            "order are dropped)",
+            r".*dictionary<.+",
+        ),
+        Lossy(
+            "(export) features with no Arrow equivalent (ClassLabel, Image, Audio, "
+            "Array2D-5D, ...)",
+            "the values as datasets stores them (class ids, the encoded bytes and path, nested "
+            "lists); the label names, the decoding or the fixed shape are dropped",
+        ),
+    ),
+    "xarray": (
+        Lossy("integers with nulls", "float64 with NaN", _NUMBERS, "nulls"),
+        Lossy("floats with nulls", "NaN (null and NaN merge)", _FLOATS, "nulls"),
+        Lossy(
+            "dictionary or run-end encoded numbers with nulls",
+            "decoded, then as above",
+            r"(?:dictionary<values=|run_end_encoded<.+values: )(?:u?int\d+|halffloat|float"
+            r"|double)\b.*",
+            "nulls",
+        ),
+        Lossy(
+            "timestamp with a zone",
+            "naive datetime64 (the UTC instants; a column without nulls may take the DLPack "
+            "route, as int64 ticks)",
+            r"timestamp\[\w+, tz=.+\]",
+        ),
+        Lossy(
+            "timestamp or duration holding INT64_MIN",
+            "NaT, the missing value: becomes null",
+            r"(?:timestamp|duration)\[.+\]",
+            "INT64_MIN",
+        ),
+        Lossy(
+            "time64[ns] (also nested)",
+            "Python's datetime.time holds microseconds: nanoseconds are cut",
+            r".*time64\[ns\].*",
+        ),
+    ),
+    "jax": (
+        Lossy("integers with nulls", "float64 with NaN", _NUMBERS, "nulls"),
+        Lossy("floats with nulls", "NaN (null and NaN merge)", _FLOATS, "nulls"),
+        Lossy(
+            "timestamp, duration, date32",
+            "int64 ticks (jax has no time type): a zone is dropped, a null becomes -2**63",
+            r"(?:timestamp|duration)\[.+\]|date32\[day\]",
+        ),
+        Lossy("bool with nulls", "refused: fill the nulls first", "bool", "nulls", refused=True),
+        Lossy(
+            "fixed_shape_tensor with null rows, or in a table",
+            "refused: an N-D jax Array has no null rows; a tensor column converts on its own",
+            r"extension<arrow\.fixed_shape_tensor\[.+\]>",
+            "nulls",
+            refused=True,
+        ),
+        Lossy(
+            "64-bit data with jax_enable_x64 off (jax's default)",
+            "32 bits, a copy: int64 -> int32 wraps around, float64 -> float32 rounds",
+        ),
+    ),
 }
 
+
+_NO_FEATURE = "datasets has no feature type for "  # + what, then what to do
 
 # Types a library cannot hold at all: the plan refuses them (NoRouteError) with the reason
 # and what to do. library -> ((Arrow type pattern, full match), why).
@@ -327,6 +527,50 @@ REFUSED: dict[str, tuple[tuple[str, str], ...]] = {
         ),
     ),
     "arro3": (),
+    "datasets": (
+        (r".*map<.*", _NO_FEATURE + "maps: cast the column to a list of structs first"),
+        (
+            r".*(?:sparse|dense)_union<.*",
+            _NO_FEATURE + "unions: split the column into one column per type first",
+        ),
+        (
+            r".*run_end_encoded<.*",
+            _NO_FEATURE + "run-end encoding: decode it first (cast it to its value type)",
+        ),
+        (r".*list_view<.*", _NO_FEATURE + "list views: cast the column to a list first"),
+        (
+            r".*_interval.*",
+            _NO_FEATURE + "intervals: cast the column to a duration or a struct first",
+        ),
+        (r".*decimal32\(.*", _NO_FEATURE + "32-bit decimals: cast the column to decimal128 first"),
+        (r".*decimal64\(.*", _NO_FEATURE + "64-bit decimals: cast the column to decimal128 first"),
+        (
+            r".*extension<(?!datasets\.).*",
+            _NO_FEATURE + "Arrow extension types: convert the column to its storage type first",
+        ),
+    ),
+    "xarray": (
+        (
+            r".*(?:sparse|dense)_union<.*",
+            "xarray holds no union type: split the column into one column per member type first",
+        ),
+    ),
+    "jax": (
+        (
+            r"(?:dictionary|run_end_encoded)<.+",
+            "jax holds plain numbers only: decode the column first (cast it to its value type)",
+        ),
+        (
+            (
+                r"(?!(?:bool|u?int(?:8|16|32|64)|halffloat|float|double|date32\[day\]"
+                r"|(?:timestamp|duration)\[.+\]|extension<arrow\.fixed_shape_tensor\[.+\]>)$).+"
+            ),
+            (
+                "jax holds numbers only (bool, integers, floats; times as int64 ticks): cast "
+                "the column to a number type first, or convert the data to a table library"
+            ),
+        ),
+    ),
 }
 
 
@@ -396,11 +640,18 @@ def markdown(corpus: dict[str, str]) -> str:
         "a struct *column* without null rows that passes through nanoarrow comes back as a",
         "table of its fields (a struct column with null rows stays a column).",
         "",
-        "duckdb and arro3 are plugins (`plugins/interchange-hub-duckdb`,",
-        "`plugins/interchange-hub-arro3`); tests/test_fidelity_plugins.py checks them the same",
-        "way. numpy holds a column of bool, numbers, datetime64 or timedelta64 in a dtype of",
-        "its own (`refused`: not at all; `objects`: an array of Python objects, which pyarrow",
-        "reads back by inference, so not a round trip).",
+        "duckdb, arro3, datasets, xarray and jax are plugins (`plugins/interchange-hub-<name>`);",
+        "tests/test_fidelity_plugins.py checks them the same way (xarray and jax: pyarrow,",
+        "polars and pandas -> X -> back). xarray and jax take a fixed_shape_tensor column",
+        "without nulls as an N-D array, one row per cell: xarray gives it back as its long",
+        "table (the values, then the positions along dim_0, dim_1, ...), jax as the tensor",
+        "column. jax holds a table as a 2-D array, whose columns come back named by position.",
+        "numpy holds a column of bool, numbers, datetime64 or timedelta64 in a dtype of",
+        "its own, a fixed_shape_tensor column as an N-D array (`refused`: not at all). Any",
+        "other column is an array of Python objects (`objects`), whose type pyarrow infers",
+        "when it is read back: the rules for numpy say which type that gives (an empty",
+        "array, or one of nulls only, gives `null`, as does a field or a list's items null",
+        "in every row: there is no value to infer a type from).",
         "",
         "## Rules",
         "",
@@ -427,8 +678,8 @@ def markdown(corpus: dict[str, str]) -> str:
                 cells.append("refused")
             elif warned(library, dtype, nulls=False, int64_min=False):
                 cells.append("warns")
-            elif library == "numpy" and not re.fullmatch(NUMPY_NATIVE, dtype):
-                cells.append("objects")
+            elif library == "numpy" and not re.fullmatch(NUMPY_OWN, dtype):
+                cells.append("objects" if out == dtype else f"objects: `{out}`")
             else:
                 cells.append("=" if out == dtype else f"`{out}`")
         lines.append(f"| {name}: `{dtype}` | " + " | ".join(cells) + " |")

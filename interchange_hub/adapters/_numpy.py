@@ -158,7 +158,7 @@ def _to_arrow_estimate(ctx: Context) -> Estimate:
 
 
 def _to_arrow(value: Any, ctx: Context) -> Any:
-    return tensors.ndarray_to_arrow(value)
+    return tensors.ndarray_to_arrow(value, ctx.strict)
 
 
 def _from_arrow_estimate(ctx: Context) -> Estimate:

@@ -67,6 +67,36 @@ _UNION_REBUILT = (
 )
 
 
+# arrow-rs (arro3 0.9) panics importing a struct at an offset whose child is a struct
+# ("assertion failed: end <= self.len()"; read from a stream, it aborts the process). Such
+# a struct is rebuilt at offset 0 over its children sliced to its rows (zero-copy); only a
+# validity bitmap that does not start at a byte boundary is copied.
+_NESTED_STRUCT_BITMAPS = (
+    "arrow-rs cannot import a struct of structs at an offset (it panics): the offset is "
+    "moved into the children, and the validity bitmaps of the nested structs are rebuilt "
+    "at offset 0 (a copy)"
+)
+
+
+def _nests_structs(dtype: str) -> bool:
+    """Whether a column of ``dtype`` may hold a struct whose child is a struct (a map's
+    entries are one where its values are structs)."""
+    structs = dtype.count("struct<")
+    return structs > 1 or (structs == 1 and "map<" in dtype)
+
+
+def _may_nest_structs(dtype: str) -> bool:
+    """:func:`_nests_structs`, or an extension type (whose storage is not always in its
+    name): such columns are looked at when imported."""
+    return _nests_structs(dtype) or "extension<" in dtype
+
+
+def _rebuilt_for_arrow_rs(dtype: str) -> bool:
+    """Whether a column of ``dtype`` is looked at, and rebuilt where it needs it, before
+    arrow-rs imports it (a sparse union or a struct of structs at an offset)."""
+    return "sparse_union<" in dtype or _may_nest_structs(dtype)
+
+
 def _loses_union_offset(dtype: str, flags: frozenset[str]) -> bool:
     """Whether a column of ``dtype`` may hold a sparse union at an offset: a sliced one, or
     one nested in another type (whose children the hub does not look into)."""
@@ -189,7 +219,16 @@ class Arro3Adapter(Adapter):
                 _export,
                 _NEEDS,
             ),
-            Edge(ARROW, NAME, self.name, "a3.*.from_arrow", _import_estimate, _import, _NEEDS),
+            Edge(
+                ARROW,
+                NAME,
+                self.name,
+                "a3.*.from_arrow",
+                _import_estimate,
+                _import,
+                _NEEDS,
+                bind=_import_bind,
+            ),
         )
 
 
@@ -263,9 +302,15 @@ def _import_estimate(ctx: Context) -> Estimate:
         raise Unroutable("arro3 takes tensors through the Arrow bridge")
     name = getattr(ctx.target_type, "__name__", "")
     copies = []
+    # A table is exported as record batches: where its columns' chunks do not line up,
+    # pyarrow slices them to the batches, so that any column may arrive at an offset.
+    realigned = info.kind == Kind.TABLE and len(info.columns) > 1
+    realigned = realigned and any(c.chunks > 1 for c in info.columns)
     for col in info.columns:
         # a stream's batches are not seen before they are read: any may be a slice
-        flags = col.flags | {Flag.SLICED} if info.kind == Kind.STREAM else col.flags
+        flags = col.flags
+        if info.kind == Kind.STREAM or (realigned and _rebuilt_for_arrow_rs(col.dtype)):
+            flags = flags | {Flag.SLICED}
         if _loses_union_offset(col.dtype, flags):
             copies.append(Copy(col.name, col.nbytes, _UNION_REBUILT))
         elif name in ("Array", "RecordBatch") and col.chunks > 1:
@@ -282,6 +327,14 @@ def _import_estimate(ctx: Context) -> Estimate:
             copies.append(Copy(col.name, max(info.rows, 0) // 8 + 1, _REALIGNED))
         elif Flag.SLICED in col.flags and not _measured_by_slice(col.dtype):
             copies.append(Copy(col.name, col.nbytes, _UNMEASURED))
+        elif (
+            Flag.SLICED in flags
+            and _nests_structs(col.dtype)
+            and (col.nulls != 0 or col.dtype.count("struct<") > 2)
+        ):
+            # (a struct of structs inside the column's struct takes the offset too: its
+            # nulls are not the column's, so the claim is conservative)
+            copies.append(Copy(col.name, max(info.rows, 0) // 8 + 1, _NESTED_STRUCT_BITMAPS))
     why = "imported through the C stream/array interface (the C structs are moved)"
     if want == Kind.STREAM and info.kind == Kind.STREAM:
         why = "a lazy arro3 reader over the stream"
@@ -291,60 +344,179 @@ def _import_estimate(ctx: Context) -> Estimate:
 
 
 def _import(value: Any, ctx: Context) -> Any:
+    return _import_bind(ctx)(value)
+
+
+def _import_bind(ctx: Context) -> Callable[[Any], Any]:
+    """:func:`_import` for ``ctx``: which columns may need a rebuild for arrow-rs (sparse
+    unions at an offset, structs of structs) is decided once, from their types."""
     a3, pa = _a3(), arrowkit.pa_module()
     info = ctx.info
     want, cls = _wanted(ctx), ctx.target_type
     column_name = info.columns[0].name if info.columns else ""
-    # (each chunk is looked at: only one at an offset, or nested, is rebuilt)
-    rebuild = any("sparse_union<" in c.dtype for c in info.columns)
-    if want == Kind.STREAM or cls is a3.RecordBatchReader:
-        if is_arrow_stream(value) and info.kind != Kind.COLUMN:
-            if rebuild:  # still lazy: each batch is rebuilt as it is read
-                reader = pa.RecordBatchReader.from_stream(value)
-                batches = (_union_offsets_kept(pa, b) for b in reader)
-                value = pa.RecordBatchReader.from_batches(reader.schema, batches)
-            return a3.RecordBatchReader.from_stream(value)  # lazy: reads the stream once
-        table = _union_offsets_kept(pa, arrowkit.read(value, Kind.TABLE, info))
-        return a3.RecordBatchReader.from_batches(table.schema, table.to_batches())
-    if want == Kind.TABLE:
-        table = arrowkit.read(value, Kind.TABLE, info)
-        if rebuild:
-            table = _union_offsets_kept(pa, table)
-        one_batch = cls is a3.RecordBatch
-        if one_batch:
-            return a3.RecordBatch.from_arrow(arrowkit.single_batch(table))
-        return a3.Table.from_arrow(table)
-    col = arrowkit.read(value, Kind.COLUMN, info)  # an Array from an array producer, else chunked
-    if rebuild:
-        col = _union_offsets_kept(pa, col)
-    if cls is a3.Array or (cls is None and isinstance(col, pa.Array)):
-        if isinstance(col, pa.ChunkedArray):
-            col = col.combine_chunks()
-        return _named_array(a3, pa, col, column_name)
-    if isinstance(col, pa.Array):
-        col = pa.chunked_array([col], type=col.type)
-    return a3.Table.from_arrow(pa.table({column_name: col})).column(0)  # keeps the name
+    # (each chunk of such a column is looked at: only one that needs it is rebuilt)
+    rebuild = any(_rebuilt_for_arrow_rs(c.dtype) for c in info.columns)
+    stream = want == Kind.STREAM or cls is a3.RecordBatchReader
+    one_batch, one_array = cls is a3.RecordBatch, cls is a3.Array
+
+    def safe(data: Any) -> Any:
+        return _arrow_rs_safe(pa, data) if rebuild else data
+
+    def run(value: Any) -> Any:
+        if stream:
+            if is_arrow_stream(value) and info.kind != Kind.COLUMN:
+                if rebuild:  # still lazy: each batch is rebuilt as it is read
+                    reader = pa.RecordBatchReader.from_stream(value)
+                    batches = (_arrow_rs_safe(pa, b) for b in reader)
+                    value = pa.RecordBatchReader.from_batches(reader.schema, batches)
+                return a3.RecordBatchReader.from_stream(value)  # lazy: reads the stream once
+            table = safe(arrowkit.read(value, Kind.TABLE, info))
+            return a3.RecordBatchReader.from_batches(table.schema, table.to_batches())
+        if want == Kind.TABLE:
+            table = safe(arrowkit.read(value, Kind.TABLE, info))
+            if one_batch:
+                # (several chunks are concatenated into new arrays, at offset 0)
+                return a3.RecordBatch.from_arrow(arrowkit.single_batch(table))
+            return a3.Table.from_arrow(table)
+        # an Array from an array producer, else chunked
+        col = safe(arrowkit.read(value, Kind.COLUMN, info))
+        if one_array or (cls is None and isinstance(col, pa.Array)):
+            if isinstance(col, pa.ChunkedArray):
+                col = col.combine_chunks()
+            return _named_array(a3, pa, col, column_name)
+        if isinstance(col, pa.Array):
+            col = pa.chunked_array([col], type=col.type)
+        return a3.Table.from_arrow(pa.table({column_name: col})).column(0)  # keeps the name
+
+    return run
 
 
-def _union_offsets_kept(pa: Any, data: Any) -> Any:
-    """``data`` (a Table, RecordBatch, ChunkedArray or Array) with each chunk that may hold
-    a sparse union at an offset rebuilt at offset 0 through an IPC stream, which writes a
-    slice's own rows (see _UNION_REBUILT); other chunks are kept as they are."""
-    if isinstance(data, (pa.Table, pa.RecordBatch)):
-        columns = [_union_offsets_kept(pa, c) for c in data.columns]
-        if isinstance(data, pa.RecordBatch):
-            return pa.RecordBatch.from_arrays(columns, schema=data.schema)
-        return pa.Table.from_arrays(columns, schema=data.schema)
-    if isinstance(data, pa.ChunkedArray):
-        return pa.chunked_array([_union_offsets_kept(pa, c) for c in data.chunks], data.type)
+def _arrow_rs_safe(pa: Any, data: Any) -> Any:
+    """``data`` (a Table, RecordBatch, ChunkedArray or Array) as arrow-rs can import it:
+    each chunk that may hold a sparse union at an offset rebuilt at offset 0 through an
+    IPC stream, which writes a slice's own rows (see _UNION_REBUILT), and each struct of
+    structs at an offset rebuilt at offset 0 (see :func:`_structs_at_zero`); other
+    columns and chunks are kept as they are. A Table is looked at as the record batches
+    it is exported as (pyarrow slices columns whose chunks do not line up)."""
+    if isinstance(data, pa.Table):
+        if not any(_rebuilt_for_arrow_rs(arrowkit.dtype_name(t)) for t in data.schema.types):
+            return data
+        batches = data.to_batches()  # (the slices the export makes: the same reader)
+        fixed = [_arrow_rs_safe(pa, b) for b in batches]
+        if all(new is old for new, old in zip(fixed, batches, strict=True)):
+            return data
+        return pa.Table.from_batches(fixed, schema=data.schema)
+    if isinstance(data, pa.RecordBatch):
+        columns = [_arrow_rs_safe(pa, c) for c in data.columns]
+        if all(new is old for new, old in zip(columns, data.columns, strict=True)):
+            return data
+        return pa.RecordBatch.from_arrays(columns, schema=data.schema)
     dtype = arrowkit.dtype_name(data.type)
-    if not _loses_union_offset(dtype, frozenset({Flag.SLICED} if data.offset else ())):
+    unions, structs = "sparse_union<" in dtype, _may_nest_structs(dtype)
+    if not (unions or structs):
         return data
-    batch = pa.record_batch([data], names=["c"])
+    chunks = data.chunks if isinstance(data, pa.ChunkedArray) else [data]
+    fixed = []
+    for chunk in chunks:
+        if unions and _loses_union_offset(dtype, frozenset({Flag.SLICED} if chunk.offset else ())):
+            chunk = _ipc_copy(pa, chunk)
+        if structs:
+            chunk = _structs_at_zero(pa, chunk)
+        fixed.append(chunk)
+    if all(new is old for new, old in zip(fixed, chunks, strict=True)):
+        return data
+    if isinstance(data, pa.ChunkedArray):
+        return pa.chunked_array(fixed, data.type)
+    return fixed[0]
+
+
+def _ipc_copy(pa: Any, chunk: Any) -> Any:
+    """``chunk`` written to an IPC stream and read back: new buffers, at offset 0."""
+    batch = pa.record_batch([chunk], names=["c"])
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, batch.schema) as writer:
         writer.write_batch(batch)
     return pa.ipc.open_stream(sink.getvalue()).read_next_batch().column(0)
+
+
+def _is_struct(pa: Any, typ: Any) -> bool:
+    while isinstance(typ, pa.BaseExtensionType):
+        typ = typ.storage_type
+    return bool(pa.types.is_struct(typ))
+
+
+def _structs_at_zero(pa: Any, arr: Any) -> Any:
+    """``arr`` (a pyarrow Array) with every struct whose child is a struct at offset 0:
+    rebuilt over its children sliced to its rows, which shares their buffers. The
+    struct's validity bitmap is shared where the offset is a multiple of 8 (a slice of
+    it), and rebuilt otherwise. ``arr`` itself when nothing needs it (a walk over the
+    nested arrays, not the values)."""
+    t, typ = pa.types, arr.type
+    if isinstance(typ, pa.BaseExtensionType):
+        storage = arr.storage
+        new = _structs_at_zero(pa, storage)
+        return arr if new is storage else pa.ExtensionArray.from_storage(typ, new)
+    if t.is_struct(typ):
+        # field(i): the child sliced to the struct's rows (its offset moved into it)
+        fields = [arr.field(i) for i in range(typ.num_fields)]
+        children = [_structs_at_zero(pa, f) for f in fields]
+        moved = arr.offset and any(_is_struct(pa, f.type) for f in typ)
+        if not moved and all(new is old for new, old in zip(children, fields, strict=True)):
+            return arr
+        return pa.StructArray.from_buffers(
+            typ, len(arr), [_bitmap_at_zero(pa, arr)], arr.null_count, 0, children
+        )
+    if t.is_dictionary(typ):
+        values = arr.dictionary
+        new = _structs_at_zero(pa, values)
+        if new is values:
+            return arr
+        return pa.DictionaryArray.from_arrays(arr.indices, new, ordered=typ.ordered, safe=False)
+    if t.is_union(typ):
+        # a dense union's children are its own; a sparse one's are at offset 0 here
+        children = [arr.field(i) for i in range(typ.num_fields)]
+        new_children = [_structs_at_zero(pa, c) for c in children]
+        if all(new is old for new, old in zip(new_children, children, strict=True)):
+            return arr
+        own = 3 if typ.mode == "dense" else 2
+        return pa.Array.from_buffers(
+            typ, len(arr), arr.buffers()[:own], arr.null_count, arr.offset, new_children
+        )
+    if t.is_run_end_encoded(typ):
+        values = arr.values
+        new = _structs_at_zero(pa, values)
+        if new is values:
+            return arr
+        return pa.Array.from_buffers(typ, len(arr), [None], 0, arr.offset, [arr.run_ends, new])
+    own = _own_buffers(pa, typ)
+    if not own:
+        return arr
+    values = arr.values  # the list's child as it is (not sliced to the list's rows)
+    new = _structs_at_zero(pa, values)
+    if new is values:
+        return arr
+    return pa.Array.from_buffers(
+        typ, len(arr), arr.buffers()[:own], arr.null_count, arr.offset, [new]
+    )
+
+
+def _own_buffers(pa: Any, typ: Any) -> int:
+    """How many buffers of a list-like array are its own (0: not a list-like type)."""
+    t = pa.types
+    if t.is_list(typ) or t.is_large_list(typ) or t.is_map(typ):
+        return 2  # validity, offsets
+    if t.is_list_view(typ) or t.is_large_list_view(typ):
+        return 3  # validity, offsets, sizes
+    return 1 if t.is_fixed_size_list(typ) else 0
+
+
+def _bitmap_at_zero(pa: Any, arr: Any) -> Any:
+    """The validity bitmap of ``arr`` starting at its first row (None: no nulls)."""
+    if not arr.null_count:
+        return None
+    if arr.offset % 8 == 0:
+        return arr.buffers()[0].slice(arr.offset // 8)
+    return require("pyarrow.compute").is_valid(arr).buffers()[1]
 
 
 def _named_array(a3: Any, pa: Any, arr: Any, name: str) -> Any:

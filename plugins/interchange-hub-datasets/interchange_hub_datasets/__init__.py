@@ -455,11 +455,34 @@ def _import(value: Any, ctx: Context) -> Any:
     # pyarrow: Dataset() would cast with datasets' own nested cast, which corrupts sliced
     # lists (an empty list at a slice's start comes back as [None]). Only the decoded
     # columns get new buffers; a change of nullability alone keeps them.
+    table = _decode_dictionaries(table)
     schema = ds.Features.from_arrow_schema(table.schema).arrow_schema
     if not table.schema.equals(schema):
         table = table.cast(schema)
     fingerprint = ds.fingerprint.generate_random_fingerprint()
     return ds.Dataset(table, fingerprint=fingerprint)
+
+
+def _decode_dictionaries(table: Any) -> Any:
+    """``table`` with its dictionary columns decoded chunk by chunk: pyarrow 26 can neither
+    cast nor ``take`` a dictionary of string views (polars' Categoricals) to its values, so
+    those values are gathered as large strings (or binaries) and made views again. Nested
+    dictionaries are left to the cast."""
+    pa = arrowkit.pa_module()
+    for i, field in enumerate(table.schema):
+        if pa.types.is_dictionary(field.type):
+            value = field.type.value_type
+            chunks = [_decode(pa, chunk) for chunk in table.column(i).chunks]
+            table = table.set_column(i, field.with_type(value), pa.chunked_array(chunks, value))
+    return table
+
+
+def _decode(pa: Any, chunk: Any) -> Any:
+    values = chunk.dictionary
+    if values.type not in (pa.string_view(), pa.binary_view()):
+        return chunk.dictionary_decode()
+    plain = pa.large_string() if values.type == pa.string_view() else pa.large_binary()
+    return values.cast(plain).take(chunk.indices).cast(values.type)
 
 
 @hookimpl

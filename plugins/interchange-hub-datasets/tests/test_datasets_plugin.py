@@ -690,3 +690,15 @@ def test_route_keys_serve_repeated_conversions_and_tell_datasets_apart(hub: ih.H
         assert hub.convert(holes, to="pandas")["a"].tolist()[0] == 1
         with pytest.warns(ih.LossyConversionWarning):  # the labels' names are dropped
             hub.convert(labels, to="polars")
+
+
+def test_polars_categoricals_are_decoded_with_a_warning(hub: ih.Hub) -> None:
+    """polars' Categoricals are dictionaries of string views, which pyarrow 26 can neither
+    cast nor take: the plugin gathers them as large strings (it failed mid-run)."""
+    frame = pl.DataFrame({"c": pl.Series(["a", None, "b", "a"], dtype=pl.Categorical)})
+    with pytest.warns(ih.LossyConversionWarning, match="column 'c'.*dictionary encoding"):
+        ds = hub.convert(frame, to="datasets")
+    assert str(ds.data.table.schema.field("c").type) == "string_view"
+    assert ds["c"] == ["a", None, "b", "a"]
+    with pytest.raises(ih.LossyConversionError):
+        hub.convert(frame, to="datasets", strict=True)

@@ -514,8 +514,51 @@ def _transposed(tensor: Any) -> bool:
 
 
 # -- arrow -> jax: a 1-D column straight from its Arrow values buffer -------------------------
+# Arrow types the Arrow -> DLPack bridge hands jax (as numbers, times as int64 ticks), and
+# tensor columns (an N-D array); jax holds nothing else.
+_BRIDGED = ("bool", "timestamp[", "duration[", "date32[", "extension<arrow.fixed_shape_tensor[")
+
+
+def _refusal(col: Column, in_table: bool) -> str:
+    """Why no route brings ``col`` into jax, said before the other steps' reasons (which
+    name the bridge's internals), or "" where the bridge may carry it."""
+    dtype, name = col.dtype, col.name
+    if dtype.startswith(("dictionary<", "run_end_encoded<")):
+        return (
+            f"column {name!r} ({dtype}) is encoded, and jax holds plain numbers only; decode "
+            "it first (cast it to its value type)"
+        )
+    if dtype not in _ARROW_FIXED and not dtype.startswith(_BRIDGED):
+        return (
+            f"jax holds numbers only (bool, integers, floats; times as int64 ticks): column "
+            f"{name!r} ({dtype}) cannot become a jax Array; cast it to a number type first, "
+            "or convert the data to a table library"
+        )
+    if dtype == "bool" and col.nulls > 0:
+        return (
+            f"bool column {name!r} has {col.nulls} nulls, which a jax Array cannot hold; fill "
+            "them first (e.g. fill_null(False))"
+        )
+    if dtype.startswith(_BRIDGED[-1]) and in_table:
+        return (
+            f"a table of tensor columns cannot become one jax Array; convert the tensor "
+            f"column {name!r} on its own (an N-D array, one row per cell)"
+        )
+    if dtype.startswith(_BRIDGED[-1]) and col.nulls > 0:
+        return (
+            f"tensor column {name!r} has {col.nulls} null rows, which an N-D jax Array cannot "
+            "hold; drop or fill them first"
+        )
+    return ""
+
+
 def _arrow_decision(ctx: Context) -> tuple[_Decision, Column]:
     info = ctx.info
+    if info.kind in (Kind.COLUMN, Kind.TABLE):
+        for col in info.columns:
+            why = _refusal(col, info.kind == Kind.TABLE)
+            if why:
+                raise Unroutable(why)
     if info.kind != Kind.COLUMN or len(info.columns) != 1:
         raise Unroutable(
             "jax takes Arrow columns directly; a table goes through the Arrow -> DLPack "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -465,3 +466,34 @@ except ih.NoRouteError as exc:
     )
     assert out.returncode == 0, out.stderr
     assert "refused:" in out.stdout and "sharded over several devices" in out.stdout
+
+
+@pytest.mark.parametrize(
+    ("column", "why"),
+    [
+        (pa.array(["a", "b"]), r"jax holds numbers only .*'c' \(string\).*cast it to a number"),
+        (pa.array([1, 2]).dictionary_encode(), r"'c' \(dictionary<.*\) is encoded.*decode it"),
+        (pa.array([True, None]), r"bool column 'c' has 1 nulls.*fill_null\(False\)"),
+        (pa.array([1, 2], pa.time32("s")), r"jax holds numbers only .*\(time32\[s\]\)"),
+    ],
+    ids=["string", "dictionary", "bool with nulls", "time32"],
+)
+def test_refusals_say_why_jax_cannot_hold_the_column(hub: ih.Hub, column: Any, why: str) -> None:
+    """The plan's first line says why (it said "... go through the Arrow -> DLPack bridge"),
+    for a table and for a column."""
+    for data in (pa.table({"c": column}), pa.chunked_array([column])):
+        with pytest.raises(ih.NoRouteError) as caught:
+            hub.plan(data, to="jax")
+        first = str(caught.value).splitlines()[0]
+        assert re.search(why.replace("'c'", "'c'" if isinstance(data, pa.Table) else "''"), first)
+
+
+def test_a_table_of_a_tensor_column_is_refused_the_column_converts(hub: ih.Hub) -> None:
+    cells = pa.FixedShapeTensorArray.from_numpy_ndarray(
+        np.arange(8, dtype=np.float32).reshape(2, 2, 2)
+    )
+    with pytest.raises(ih.NoRouteError, match="a table of tensor columns.*on its own"):
+        hub.plan(pa.table({"t": cells}), to="jax")
+    with jax.enable_x64(True):
+        out = hub.convert(cells, to="jax")
+    assert out.shape == (2, 2, 2) and out.ravel().tolist() == list(range(8))

@@ -19,7 +19,15 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from interchange_hub.adapter import Column, DataInfo, Flag, Kind, np_dtype_name, require
+from interchange_hub.adapter import (
+    Column,
+    DataInfo,
+    Flag,
+    Kind,
+    alignment_of,
+    np_dtype_name,
+    require,
+)
 
 NAME = "xarray"
 # The values column of an unnamed DataArray: xarray's own __arrow_c_stream__ and the hub
@@ -354,17 +362,25 @@ def describe(obj: Any) -> DataInfo:
         columns[0] = Column(*_fields(first), flags=first.flags | {DATAARRAY})
     data = lay.data
     shape: tuple[int, ...] = ()
-    place, readonly = "C", False
+    place, readonly, aligned = "C", False, 0
     if len(data) == 1 and data[0].var is not None:
         var = data[0].var
         shape = tuple(int(n) for n in var.shape)
         if backing(var) == "numpy":
             place, readonly = layout_of(var._data), not var._data.flags.writeable
+            if var._data.size:  # where the values start: jax shares only 64-byte aligned data
+                aligned = alignment_of(var._data.ctypes.data)
     kind = Kind.COLUMN if lay.dataarray and not lay.labels else Kind.TABLE
     if kind == Kind.COLUMN and obj.name is None:
         columns[0] = Column("", *_fields(columns[0])[1:], flags=columns[0].flags)  # unnamed
     return DataInfo(
-        kind, tuple(columns), rows=lay.rows, shape=shape, layout=place, readonly=readonly
+        kind,
+        tuple(columns),
+        rows=lay.rows,
+        shape=shape,
+        layout=place,
+        readonly=readonly,
+        alignment=aligned,
     )
 
 

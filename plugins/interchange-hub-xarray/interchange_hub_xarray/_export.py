@@ -27,8 +27,11 @@ from interchange_hub.adapter import (
 )
 
 from interchange_hub_xarray import _describe as d
+from interchange_hub_xarray._import import buildable
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from interchange_hub_xarray._describe import Entry, Layout
 
 # Libraries whose results are tensors (``to=`` names). Any other target takes the long
@@ -135,15 +138,16 @@ def tensor_estimate(ctx: Context) -> Estimate:
         shape=info.shape,
         layout=info.layout,
         readonly=info.readonly,
+        alignment=info.alignment,  # where .values starts: jax shares 64-byte aligned data
     )
     if d.LAZY in col.flags:
         # Loading may hand back memory xarray caches: not certainly new (copies_all False).
         reason = f"{_what(col)} is not in memory: .values loads it from its backend"
-        fresh = out.but(layout="C", readonly=False)
+        fresh = out.but(layout="C", readonly=False, alignment=0)  # new memory: unknown
         return Estimate(fresh, (Copy("", nbytes, reason),), why=reason)
     if d.PANDAS_INDEX in col.flags:
         reason = f"{_what(col)} lives in a pandas Index: copied into a new numpy array"
-        fresh = out.but(layout="C", readonly=False)
+        fresh = out.but(layout="C", readonly=False, alignment=0)  # new memory: unknown
         return Estimate(fresh, (Copy("", nbytes, reason),), why=reason, copies_all=True)
     why = "the values are a numpy array, a DLPack producer (dims, coords, name, attrs stay)"
     return Estimate(out, why=why, shared_readonly=info.readonly)
@@ -297,10 +301,37 @@ def _flat(entry: Entry, lay: Layout) -> Any:
 def _restore(pa: Any, flat: Any, kept: Any) -> Any:
     """``flat`` as the Arrow type the way in kept, or None where its values no longer fit
     it (then pyarrow infers the type)."""
+    if flat.dtype.kind == "M":
+        return _attempt(pa, lambda: pa.array(flat).cast(kept))
+    return _build(pa, flat, kept)
+
+
+def _build(pa: Any, flat: Any, typ: Any) -> Any:
+    """An Arrow array of ``typ`` from the Python objects ``flat``, or None. An extension
+    type whose Python values its storage does not take (bool8's bools) is cast to, or
+    wrapped around its storage; where pyarrow cannot build ``typ`` itself (an older
+    pyarrow and a view type), the plain type :func:`buildable` names. NaN stands for
+    null at the top level of a flat type (xarray writes NaN for the None of a str object
+    array); inside a list or struct it is a value."""
+    storage = typ.storage_type if isinstance(typ, pa.BaseExtensionType) else typ
+    nan_is_null = not pa.types.is_nested(storage)
+    out = _attempt(pa, lambda: pa.array(flat, type=typ, from_pandas=nan_is_null))
+    if out is not None or not isinstance(typ, pa.BaseExtensionType):
+        if out is None and (plain := buildable(pa, typ)) is not None and plain != typ:
+            out = _attempt(pa, lambda: pa.array(flat, type=plain, from_pandas=nan_is_null))
+        return out
+    out = _attempt(pa, lambda: pa.array(flat).cast(typ))
+    if out is not None:
+        return out
+    inner = _build(pa, flat, storage)
+    if inner is None:
+        return None
+    return _attempt(pa, lambda: pa.ExtensionArray.from_storage(typ, inner))
+
+
+def _attempt(pa: Any, make: Callable[[], Any]) -> Any:
     try:
-        if flat.dtype.kind == "M":
-            return pa.array(flat).cast(kept)
-        return pa.array(flat, type=kept)
+        return make()
     except (pa.ArrowException, TypeError, ValueError, OverflowError):
         return None
 

@@ -113,11 +113,11 @@ def _plain(dtype: str, nulls: int, flags: frozenset[str]) -> Conversion:
         why = f"{dtype} becomes datetime64[{unit}] (xarray holds dates as datetimes){_KEPT}"
         return Conversion("fill", f"timestamp[{unit}]", why, "", keep=True)
     if is_string(dtype):
-        why = "strings become Python str objects (an object array); nulls become NaN"
-        return Conversion("fill", "object", why, "")
+        why = f"strings become Python str objects (an object array); nulls become None{_KEPT}"
+        return Conversion("fill", "object", why, "", keep=True)
     if "binary" in dtype and "<" not in dtype:
-        why = "bytes become Python bytes objects (an object array); nulls become None"
-        return Conversion("fill", "object", why, "")
+        why = f"bytes become Python bytes objects (an object array); nulls become None{_KEPT}"
+        return Conversion("fill", "object", why, "", keep=True)
     if dtype == "null":
         return Conversion("none", "object", "an all-null column: an object array of None", "")
     lost = ""
@@ -158,7 +158,7 @@ def _to_numpy(data: Any, col: Column, copy: bool) -> tuple[Any, list[Loss], Any]
     else:
         arr = pa.array([], type=data.type)
     if pa.types.is_dictionary(arr.type):
-        arr = arr.dictionary_decode()
+        arr = _decoded(pa, arr)
     elif pa.types.is_run_end_encoded(arr.type):
         arr = require("pyarrow.compute").run_end_decode(arr)
     conv = conversion(arrowkit.dtype_name(arr.type), arr.null_count, col.flags)
@@ -187,20 +187,38 @@ def _to_numpy(data: Any, col: Column, copy: bool) -> tuple[Any, list[Loss], Any]
             out = out.astype(object)
     if copy and not fresh and out.dtype != object and _may_share(conv, arr):
         out = np.array(out, copy=True)
-    return out, late, _buildable(pa, arr.type) if conv.keep else None
+    return out, late, _kept(pa, arr.type) if conv.keep else None
 
 
-def _buildable(pa: Any, typ: Any) -> Any:
-    """``typ`` as pyarrow can build it from Python values again (the type the way back
+def _decoded(pa: Any, arr: Any) -> Any:
+    """A dictionary array's values, one per row. pyarrow 26 cannot ``take`` string or
+    binary views (polars' Categoricals): those are gathered as large strings (or
+    binaries) and made views again."""
+    values = arr.dictionary
+    if values.type not in (pa.string_view(), pa.binary_view()):
+        return arr.dictionary_decode()
+    plain = pa.large_string() if values.type == pa.string_view() else pa.large_binary()
+    return values.cast(plain).take(arr.indices).cast(values.type)
+
+
+def _kept(pa: Any, typ: Any) -> Any:
+    """The Arrow type the way back restores: ``typ`` itself (views, extension types, fixed
+    widths and all; :func:`buildable` is the fallback where pyarrow cannot build it from
+    the Python values), None where it holds a union (left to inference)."""
+    return None if buildable(pa, typ) is None else typ
+
+
+def buildable(pa: Any, typ: Any) -> Any:
+    """``typ`` as pyarrow can build it from Python values again (the fallback the way back
     restores): dictionaries as their values, views and run-end encoding as plain types,
     extension types as their storage; None where it holds a union (left to inference)."""
     t = pa.types
     if t.is_dictionary(typ):
-        return _buildable(pa, typ.value_type)
+        return buildable(pa, typ.value_type)
     if t.is_run_end_encoded(typ):
-        return _buildable(pa, typ.value_type)
+        return buildable(pa, typ.value_type)
     if isinstance(typ, pa.BaseExtensionType):
-        return _buildable(pa, typ.storage_type)
+        return buildable(pa, typ.storage_type)
     if typ == pa.string_view():
         return pa.string()
     if typ == pa.binary_view():
@@ -224,7 +242,7 @@ def _buildable(pa: Any, typ: Any) -> Any:
 
 
 def _field(pa: Any, field: Any) -> Any:
-    typ = _buildable(pa, field.type)
+    typ = buildable(pa, field.type)
     return None if typ is None else field.with_type(typ)
 
 
@@ -290,6 +308,12 @@ def arrow_estimate(ctx: Context) -> Estimate:
     shared = False
     full = 0
     for col in info.columns:
+        if "union<" in col.dtype:
+            raise Unroutable(
+                f"column {col.name!r} ({col.dtype}): xarray holds no union type (its values "
+                "would be Python objects of several types, which no Arrow type takes back); "
+                "split the column into one column per member type first"
+            )
         conv = conversion(col.dtype, col.nulls, col.flags)
         reasons = []
         if col.chunks > 1:
@@ -345,7 +369,9 @@ def from_arrow(value: Any, ctx: Context) -> Any:
     copy = bool(ctx.copy and not ctx.fresh)
     if info.kind == Kind.COLUMN:
         col = info.columns[0]
-        values, lost, kept = _to_numpy(arrowkit.read(value, Kind.COLUMN, info), col, copy)
+        data = arrowkit.read(value, Kind.COLUMN, info)
+        _report(arrowkit.nat_collisions([(col.name, data)]), ctx)  # before anything is made
+        values, lost, kept = _to_numpy(data, col, copy)
         _report(lost, ctx)
         var = xr.Variable((d.DEFAULT_DIM,), values, encoding=_encoding(kept))
         if want == "Dataset":
@@ -354,6 +380,8 @@ def from_arrow(value: Any, ctx: Context) -> Any:
         da.encoding = _encoding(kept)  # DataArray(variable) keeps its data, not its encoding
         return da
     table = arrowkit.read(value, Kind.TABLE, info)
+    # INT64_MIN in a timestamp or duration is NaT in datetime64: it would become missing.
+    _report(arrowkit.nat_collisions(zip(table.column_names, table.columns, strict=True)), ctx)
     known = {c.name: c for c in info.columns}
     dim, coord = _dimension(info)
     data_vars: dict[str, Any] = {}

@@ -559,3 +559,80 @@ def test_empty_data(hub: ih.Hub) -> None:
     frame = hub.convert(da, to="polars")
     assert frame.shape == (0, 3) and frame.columns == ["values", "a", "b"]
     assert hub.convert(xr.Dataset(), to="pyarrow").num_columns == 0
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        pa.array(["a", None, "bc"], pa.large_string()),
+        pa.array(["a", None], pa.string_view()),
+        pa.array([b"ab", None], pa.binary(2)),
+        pa.array([b"a", None], pa.binary_view()),
+        pa.array([], pa.string()),  # empty: no value to infer a type from
+        pa.array([[1, 2], None], pa.list_view(pa.int64())),
+        pa.ExtensionArray.from_storage(pa.uuid(), pa.array([b"u" * 16, None], pa.binary(16))),
+        pa.ExtensionArray.from_storage(pa.bool8(), pa.array([1, None, 0], pa.int8())),
+        pa.ExtensionArray.from_storage(pa.json_(), pa.array(['{"a": 1}', None])),
+    ],
+    ids=lambda c: str(c.type),
+)
+def test_types_held_as_objects_come_back_as_they_were(hub: ih.Hub, column: Any) -> None:
+    """Text, bytes, views and extension types are Python objects in xarray; the Arrow type
+    kept in the encoding makes each the same type again (an empty string column came back
+    as null, large_string as string, uuid as fixed_size_binary, silently)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ds = hub.convert(pa.table({"c": column}), to="xarray")
+        back = hub.convert(ds, to="pyarrow").column("c")
+    assert back.type == column.type and str(back.type) == str(column.type)
+    assert back.to_pylist() == column.to_pylist()
+
+
+@pytest.mark.parametrize("typ", [pa.timestamp("s"), pa.duration("ns")])
+def test_int64_min_in_a_time_column_is_warned_not_made_missing_silently(
+    hub: ih.Hub, typ: Any
+) -> None:
+    """INT64_MIN is a value in Arrow and NaT, the missing value, in datetime64."""
+    table = pa.table({"t": pa.array([-(2**63), 0, None], pa.int64()).cast(typ)})
+    with pytest.warns(LossyConversionWarning, match=r"column 't'.*INT64_MIN is NaT"):
+        ds = hub.convert(table, to="xarray")
+    assert ds["t"].isnull().values.tolist() == [True, False, True]  # as warned
+    with pytest.raises(LossyConversionError, match="INT64_MIN"):
+        hub.convert(table, to="xarray", strict=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        hub.convert(table.slice(1), to="xarray")  # no INT64_MIN: nothing to say
+
+
+def test_unions_are_refused_in_the_plan_with_what_to_do(hub: ih.Hub) -> None:
+    """A union's values would be Python objects of several types, which the way back cannot
+    read as one Arrow type (it failed mid-run, or came back as strings)."""
+    union = pa.UnionArray.from_sparse(
+        pa.array([0, 1], pa.int8()), [pa.array([1, 2]), pa.array(["a", "b"])]
+    )
+    with pytest.raises(NoRouteError, match="xarray holds no union type.*one column per member"):
+        hub.plan(pa.table({"u": union}), to="xarray")
+
+
+def test_polars_categoricals_are_decoded(hub: ih.Hub) -> None:
+    """polars' Categoricals are dictionaries of string views, which pyarrow 26 cannot take."""
+    frame = pl.DataFrame({"c": pl.Series(["a", None, "b", "a"], dtype=pl.Categorical)})
+    ds = hub.convert(frame, to="xarray")
+    assert ds["c"].values.tolist()[::2] == ["a", "b"]
+    assert hub.convert(ds, to="polars")["c"].to_list() == ["a", None, "b", "a"]
+
+
+def test_an_aligned_dataarray_reaches_jax_shared_and_an_unaligned_one_copied() -> None:
+    jax = pytest.importorskip("jax")
+    plugin = pytest.importorskip("interchange_hub_jax")
+    hub = ih.Hub(autoload=False, plugins=[*ih.builtin_plugins(), interchange_hub_xarray, plugin])
+    buf = np.empty(4096 + 8)
+    start = (64 - buf.ctypes.data % 64) % 64 // 8  # the first 64-byte boundary
+    for offset, shared in ((0, True), (2, False)):  # 2 float64s on: 16 bytes past it
+        values = buf[start + offset : start + offset + 4096].reshape(1024, 4)
+        data = xr.DataArray(values)
+        with jax.enable_x64(True):  # float64 as it is (the setting is restored after)
+            plan = hub.plan(data, to="jax")
+            out = hub.convert(data, to="jax")
+        assert isinstance(out, jax.Array) and plan.zero_copy == shared
+        assert (out.unsafe_buffer_pointer() == values.ctypes.data) == shared

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
 from interchange_hub._bridge import devices
+from interchange_hub._bridge.protocol_source import read_once
 from interchange_hub._c import arrow_device
 from interchange_hub._c.dlpack import DLPACK_MAX_VERSION
 from interchange_hub._core.device import CPU
@@ -213,7 +214,7 @@ def _export_class(protocols: frozenset[str]) -> type[Exported]:
     return type(name, (Exported,), namespace)
 
 
-def make_export(planner: Planner, obj: object) -> Exported:
+def make_export(planner: Planner, obj: object, was_read: bool = False) -> Exported:
     plans: dict[str, Plan] = {}
     reasons = []
     for node in (ARROW, DLPACK):
@@ -223,6 +224,10 @@ def make_export(planner: Planner, obj: object) -> Exported:
             if not isinstance(exc, NoRouteError):
                 raise
             reasons.append(f"{node}: {exc}")
+    if not was_read and any(p.deferred for p in plans.values()) and is_arrow_stream(obj):
+        # What the stream holds shows only once it is read (a nanoarrow stream of nullable
+        # structs: a table's batches or a struct column): read it once, export what it held.
+        return make_export(planner, read_once(obj), was_read=True)
     # A stream of unknown schema cannot promise more than its own Arrow stream.
     plans = {node: plan for node, plan in plans.items() if not plan.deferred}
     protocols = set(plans)

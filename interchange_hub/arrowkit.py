@@ -296,13 +296,17 @@ def read(value: Any, kind: Kind, info: DataInfo) -> Any:
 
 
 def read_any(value: Any) -> Any:
-    """Read a producer once: a Table for struct data (record batches), else a ChunkedArray."""
+    """Read a producer once: a Table for struct data without null rows (record batches),
+    else a ChunkedArray (a struct with null rows is a column: a table has no null rows).
+
+    Each chunk is imported as an array (pyarrow's record batch import keeps a sliced
+    struct's full-length children, and refuses one at an offset or with null rows)."""
     pa = pa_module()
     if is_arrow_stream(value):
         col = pa.chunked_array(value)
     else:
         col = pa.chunked_array([pa.array(value)])
-    if pa.types.is_struct(col.type):
+    if pa.types.is_struct(col.type) and not col.null_count:
         return struct_table(col)
     return col
 
@@ -315,7 +319,10 @@ def import_device_array(producer: Any) -> Any:
 
 
 def struct_table(col: Any) -> Any:
-    """A pyarrow Table of a struct ChunkedArray's fields (also when it has no chunks)."""
+    """A pyarrow Table of the fields of a struct ChunkedArray (also when it has no chunks),
+    each chunk's children sliced to its rows (zero-copy, whatever the chunk's offset and
+    its children's lengths). For a struct without null rows: the null rows of one would
+    become nulls of every field (new bitmaps), and a struct with null rows is a column."""
     pa = pa_module()
     if not col.num_chunks:
         # Not Schema.empty_table(): pyarrow 26 builds its columns with pa.array([], type),

@@ -296,6 +296,10 @@ def make_source(kind: str, how: str, table: pa.Table) -> Any:
         raise Skip(f"{how}: {type(exc).__name__}: {exc}") from None
 
 
+def as_chunked(col: pa.Array | pa.ChunkedArray) -> pa.ChunkedArray:
+    return col if isinstance(col, pa.ChunkedArray) else pa.chunked_array([col])
+
+
 def struct_table(col: pa.ChunkedArray) -> pa.Table:
     if not col.num_chunks:
         return pa.schema(list(col.type)).empty_table()
@@ -314,7 +318,7 @@ def source_view(hub: ih.Hub, src: Any, how: str, kind: str, table: pa.Table) -> 
     if how == "na.ArrayStream":  # read by the conversion: the data it was made of
         data = table.column(0) if kind == "column" else table
         if isinstance(data, pa.ChunkedArray) and pa.types.is_struct(data.type):
-            return struct_table(data)
+            return data if data.null_count else struct_table(data)
         return data
     if isinstance(src, pl.LazyFrame):
         return src.collect().to_arrow()
@@ -667,29 +671,21 @@ def nested(typ: str) -> bool:
 # Known hub bugs (see the xfail tests in tests/test_fuzz.py, which reproduce each one):
 # cases that would hit them are counted, not run, unless --include-known. When a bug is
 # fixed its xfail test passes (strict xfail fails the run): delete both entries then.
-KNOWN_BUGS: dict[str, str] = {
-    "nanoarrow-struct-column": "a struct column without null rows in or into nanoarrow is "
-    "taken for a table; at an offset it cannot be converted (ConversionError: struct has "
-    "non-zero offset; from a returned RecordBatchReader: ArrowInvalid, lazily)",
-    "nanoarrow-struct-stream": "a nanoarrow ArrayStream of struct arrays (a struct column "
-    "converted to na.ArrayStream, too) is read as a table stream through pyarrow's "
-    "RecordBatch import, which keeps a sliced struct's full-length children (an invalid "
-    "table: extra rows), raises ArrowInvalid on null rows (lazily, from a returned reader) "
-    "or, in arro3, drops the null rows' nullness",
-}
+KNOWN_BUGS: dict[str, str] = {}  # none left: the fixed ones have tests in tests/test_fuzz.py
 
 
 def known_bug(case: TableCase, dst: str) -> str | None:
-    types = type_names(case.table)
-    if case.how == "na.ArrayStream" and case.kind == "column" and types[0].startswith("struct<"):
-        return "nanoarrow-struct-stream"
-    struct_column = case.kind == "column" and types[0].startswith("struct<")
-    if dst == "nanoarrow" and struct_column and (case.to is na.ArrayStream or case.how in ONE_SHOT):
-        return "nanoarrow-struct-stream"  # the result: a stream of structs
-    plain_struct = struct_column and not case.table.column(0).null_count
-    if plain_struct and (dst == "nanoarrow" or case.how == "na.Array"):
-        return "nanoarrow-struct-column"
     return None
+
+
+def struct_as_table(case: TableCase, dst: str) -> bool:
+    """Whether the case's struct column comes back as a table of its fields: nanoarrow
+    has no table type, so a struct without null rows that passes through it stands for a
+    table (``typemap.struct_becomes_table``; one with null rows stays a column)."""
+    if case.kind != "column" or not pa.types.is_struct(case.table.schema.types[0]):
+        return False
+    through = dst == "nanoarrow" or case.how.startswith("na.")
+    return through and not case.table.column(0).null_count
 
 
 def promoted(table: pa.Table, tensor: bool) -> bool:
@@ -738,15 +734,21 @@ def table_case(hub: ih.Hub, seed: int, number: int, names: list[str], types: lis
         pandas_involved = how.startswith("pd.") or dst == "pandas"
         # A tensor result (or an xarray DataArray made from one: see labelled_values).
         tensor = dst in TENSOR_LIBRARIES or labelled_values(result) is not None
-        loose = bool(lossy) or promoted(table, tensor)
+        fields = struct_table(table.column(0)) if struct_as_table(case, dst) else table
+        loose = bool(lossy) or promoted(fields, tensor)
         norm_how = Norm(nan_is_null=pandas_involved, loose=loose)
         expected = arrow_values(before, norm_how)
         if how not in ONE_SHOT:  # the source must be unchanged
             again = arrow_values(source_view(hub, src, how, kind, table), norm_how)
             if again.columns != expected.columns:
                 raise Failure("the conversion changed the source")
+        column = isinstance(before, (pa.Array, pa.ChunkedArray))
+        if struct_as_table(case, dst) and column and pa.types.is_struct(before.type):
+            expected = arrow_values(struct_table(as_chunked(before)), norm_how)
         if result is src and how in ONE_SHOT:  # returned as it is, so claimed: read it here
             result = pa.chunked_array(result) if kind == "column" else pa.table(result)
+            if struct_as_table(case, dst):
+                result = struct_table(result)
         del src, before  # the result must not depend on the source staying alive
         got = values_back(hub, result, norm_how)
         renamed = any("name" in w for w in lossy)  # duckdb renames empty and repeated names

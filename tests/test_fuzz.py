@@ -138,7 +138,6 @@ def test_one_column_stream_to_a_pyarrow_column_gives_the_column(hub: ih.Hub, to:
     assert hub.convert(reader, to=to).type == pa.int64()  # struct<x: int64> today
 
 
-@known("nanoarrow-struct-stream")
 def test_stream_of_sliced_structs_keeps_its_rows(hub: ih.Hub) -> None:
     struct = pa.array([{"a": i} for i in range(5)]).slice(0, 2)
     out = hub.convert(na.ArrayStream(pa.chunked_array([struct])), to=pa.Table)
@@ -146,7 +145,6 @@ def test_stream_of_sliced_structs_keeps_its_rows(hub: ih.Hub) -> None:
     assert out.to_pylist() == [{"a": 0}, {"a": 1}]
 
 
-@known("nanoarrow-struct-stream")
 def test_struct_column_with_null_rows_through_a_nanoarrow_stream(hub: ih.Hub) -> None:
     column = pa.array([{"a": 1}, None])
     stream = hub.convert(column, to=na.ArrayStream)

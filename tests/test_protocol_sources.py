@@ -120,3 +120,18 @@ def test_running_a_deferred_plan_reads_then_plans(hub: ih.Hub) -> None:
     plan = hub.plan(source, to=pl.Series)
     assert plan.deferred
     assert hub.planner.run(source, plan).to_list() == [1, 2]
+
+
+def test_a_stream_of_sliced_structs_gives_the_rows_of_its_slices(hub: ih.Hub) -> None:
+    structs = pa.array([{"a": i} for i in range(6)])
+    chunks = [structs.slice(0, 2), structs.slice(4, 2)]  # longer children; an offset
+    table = hub.convert(StreamOnly(pa.chunked_array(chunks)), to=pa.Table)
+    table.validate(full=True)
+    assert table.to_pylist() == [{"a": 0}, {"a": 1}, {"a": 4}, {"a": 5}]
+
+
+def test_a_stream_of_structs_with_null_rows_is_a_column(hub: ih.Hub) -> None:
+    column = pa.chunked_array([pa.array([{"a": 1}, None, {"a": None}])])
+    out = hub.convert(StreamOnly(column), to="pyarrow")
+    assert isinstance(out, pa.ChunkedArray)  # not a table whose row 1 is {"a": None}
+    assert out.to_pylist() == [{"a": 1}, None, {"a": None}] and out.null_count == 1

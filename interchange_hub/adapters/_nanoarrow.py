@@ -1,4 +1,8 @@
-"""nanoarrow adapter: Array (a struct array is a table) and ArrayStream (one-shot).
+"""nanoarrow adapter: Array and ArrayStream (one-shot).
+
+nanoarrow has no table type: a struct array without null rows is a table (one with null
+rows is a column), a stream of structs that cannot be null is a table's stream, and a
+stream of nullable structs (a column's) is read once, then planned as what it holds.
 
 Speaks the Arrow PyCapsule interface both ways, always zero-copy: nanoarrow imports by
 moving the C structs. Describing and measuring go through pyarrow when installed.
@@ -6,11 +10,12 @@ moving the C structs. Describing and measuring go through pyarrow when installed
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
 from interchange_hub._core.deps import installed, require
-from interchange_hub._core.info import Column, Copy, DataInfo, Estimate, Kind, Unroutable
+from interchange_hub._core.info import Column, Copy, DataInfo, Estimate, Flag, Kind, Unroutable
 from interchange_hub.adapter import (
     ARROW,
     Adapter,
@@ -18,13 +23,12 @@ from interchange_hub.adapter import (
     Context,
     Edge,
     IdentityKeys,
-    passthrough,
 )
-from interchange_hub.errors import ConversionError, NoRouteError
+from interchange_hub.errors import ConsumedSourceError, ConversionError, NoRouteError
 from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from collections.abc import Hashable, Mapping, Sequence
+    from collections.abc import Callable, Hashable, Mapping, Sequence
 
 
 def _na() -> Any:
@@ -61,18 +65,26 @@ class NanoarrowAdapter(Adapter):
         na = _na()
         is_table = _is_struct(obj.schema)
         if isinstance(obj, na.ArrayStream):
+            _check_unread(obj)
             if not installed("pyarrow"):
                 return DataInfo(Kind.STREAM, known=False)
             pa = arrowkit.pa_module()
-            if is_table:
+            if is_table and _nullable(obj.schema):
+                # Nullable structs (a struct column's stream): a chunk may have null rows,
+                # which a table has not, or be a slice, which pyarrow's record batch import
+                # gets wrong. Read once (each chunk as an array), then planned: a table of
+                # the fields without null rows, else a column (as an Array of structs).
+                return DataInfo(Kind.STREAM, known=False)
+            if is_table:  # a table's stream: record batches (structs that cannot be null)
                 return arrowkit.describe_schema(pa.schema(obj.schema), Kind.STREAM)
             # A stream of plain arrays is one column, read whole when converted.
             return arrowkit.describe_schema(pa.schema([pa.field(obj.schema)]), Kind.COLUMN)
         if installed("pyarrow"):
             col = arrowkit.pa_module().chunked_array(obj)
-            # A struct with null rows, or at an offset, is a column (a table has neither).
-            if is_table and not col.null_count and not any(c.offset for c in col.chunks):
-                return arrowkit.describe_table(arrowkit.struct_table(col))
+            # A struct with null rows is a column (a table has none).
+            if is_table and not col.null_count:
+                info = arrowkit.describe_table(arrowkit.struct_table(col))
+                return info if _batches(obj) else _sliced(info)
             return arrowkit.describe_column(col)
         kind = Kind.TABLE if is_table else Kind.COLUMN
         return DataInfo(kind, (Column("", _type_name(obj.schema), -1, -1, obj.n_chunks),))
@@ -112,8 +124,9 @@ class NanoarrowAdapter(Adapter):
                 self.name,
                 "__arrow_c_stream__",
                 _export_estimate,
-                passthrough,
+                _export,
                 ("nanoarrow",),
+                bind=_export_bind,
             ),
             Edge(
                 ARROW,
@@ -133,6 +146,50 @@ def _is_struct(schema: Any) -> bool:
     return bool(_na().c_schema(schema).format == "+s")
 
 
+def _check_unread(stream: Any) -> None:
+    """Raise ConsumedSourceError for a released ArrayStream (read already: a stream of
+    nullable structs is read when converted, before any step could claim it)."""
+    c_stream = getattr(stream, "_c_array_stream", None)  # (nanoarrow's own, no public API)
+    if c_stream is not None and not c_stream.is_valid():
+        raise ConsumedSourceError(
+            "this nanoarrow ArrayStream was read already, and a stream can be read only "
+            "once; create a new stream, or convert it to a table first and convert the table"
+        )
+
+
+def _nullable(schema: Any) -> bool:
+    """Whether a nanoarrow Schema says its values may be null (``ARROW_FLAG_NULLABLE``):
+    a table's stream exports its structs as not nullable, a column's as nullable."""
+    return bool(_na().c_schema(schema).flags & _NULLABLE)
+
+
+_NULLABLE = 2  # ARROW_FLAG_NULLABLE
+
+
+def _batches(obj: Any) -> bool:
+    """Whether each chunk of a struct nanoarrow Array is a record batch as it stands: at
+    offset 0 and each child as long as it (read from the C structs, not the data). Only
+    such a chunk is read right through the C interface as a record batch: pyarrow's
+    import refuses an offset, and keeps a longer child as it is (an invalid table)."""
+    c_array = _na().c_array
+    for chunk in obj.iter_chunks():
+        c = c_array(chunk)
+        n = c.length
+        if c.offset or any(c.child(i).length != n for i in range(c.n_children)):
+            return False
+    return True
+
+
+def _sliced(info: DataInfo) -> DataInfo:
+    """``info`` of a table whose struct chunks are not record batches as they stand (see
+    :func:`_batches`): each column is flagged SLICED, so that the export reads it into
+    pyarrow first (:func:`_export_bind`)."""
+    return info.but(columns=tuple(replace(c, flags=c.flags | _SLICED) for c in info.columns))
+
+
+_SLICED = frozenset({Flag.SLICED})
+
+
 def _type_name(schema: Any) -> str:
     """The type's name where nanoarrow's enum knows it, else its Arrow format string."""
     try:
@@ -148,15 +205,36 @@ def _route_key(obj: Any) -> Hashable | None:
         return None
     col = arrowkit.pa_module().chunked_array(obj)
     is_table = _is_struct(obj.schema)
-    if is_table and not col.null_count and not any(c.offset for c in col.chunks):
+    if is_table and not col.null_count:
         key = arrowkit.route_key(arrowkit.struct_table(col))
-        return None if key is None else ("table", key)
+        return None if key is None else ("table", key, _batches(obj))
     key = arrowkit.route_key(col)
     return None if key is None else ("column", key)
 
 
 def _export_estimate(ctx: Context) -> Estimate:
     return Estimate(ctx.info, why="nanoarrow objects export their own buffers")
+
+
+def _export(value: Any, ctx: Context) -> Any:
+    run = _export_bind(ctx)
+    return value if run is None else run(value)
+
+
+def _export_bind(ctx: Context) -> Callable[[Any], Any] | None:
+    """Nothing to do (None), except for a table whose struct chunks may not be record
+    batches as they stand (a column flagged SLICED: see :func:`_batches`): that one is
+    read into a pyarrow Table of its fields sliced to its rows (zero-copy), which every
+    consumer reads right."""
+    info = ctx.info
+    if info.kind != Kind.TABLE or not any(Flag.SLICED in c.flags for c in info.columns):
+        return None
+    chunked_array, struct_table = arrowkit.pa_module().chunked_array, arrowkit.struct_table
+
+    def as_table(value: Any) -> Any:
+        return struct_table(chunked_array(value)) if isinstance(value, _na().Array) else value
+
+    return as_table
 
 
 def _import_estimate(ctx: Context) -> Estimate:
@@ -187,7 +265,7 @@ def _import(value: Any, ctx: Context) -> Any:
         want = Kind.TABLE  # asked for an Array: read the stream into one
     if any(arrowkit.has_views(c.dtype) for c in info.columns):
         # nanoarrow 0.9 crashes the process on string_view/binary_view (polars' strings).
-        if want == Kind.STREAM:
+        if want == Kind.STREAM and info.kind != Kind.COLUMN:  # (a column's: read whole)
             value = arrowkit.pa_module().RecordBatchReader.from_stream(value)
         else:
             value = arrowkit.read(value, info.kind, info)

@@ -487,3 +487,34 @@ def test_conformance() -> None:
     from interchange_hub.testing import assert_conforms
 
     assert_conforms(interchange_hub_arro3, "arro3")
+
+
+@pytest.mark.parametrize("to", [a3.Table, a3.RecordBatch, a3.RecordBatchReader])
+def test_a_nanoarrow_stream_of_sliced_structs_gives_their_rows(hub: ih.Hub, to: type) -> None:
+    """A column's stream in nanoarrow (nullable structs): read once, each chunk as an
+    array; arrow-rs was handed the stream and read each struct as a record batch."""
+    structs = pa.array([{"a": i, "s": str(i)} for i in range(6)])
+    chunks = [structs.slice(0, 2), structs.slice(3, 2)]
+    result = hub.convert(na.ArrayStream(pa.chunked_array(chunks)), to=to)
+    assert isinstance(result, to)
+    table = pa.table(result) if to is not a3.RecordBatch else pa.record_batch(result)
+    table.validate(full=True)
+    assert table.to_pylist() == chunks[0].to_pylist() + chunks[1].to_pylist()
+
+
+@pytest.mark.parametrize(
+    "to", [a3.Array, a3.ChunkedArray, a3.Table, a3.RecordBatch, a3.RecordBatchReader]
+)
+def test_a_nanoarrow_stream_of_structs_with_null_rows_keeps_them(hub: ih.Hub, to: type) -> None:
+    """arrow-rs read such a stream as record batches, dropping the null rows' nullness."""
+    column = pa.array([{"a": 1}, None, {"a": None}, None])
+    result = hub.convert(na.ArrayStream(pa.chunked_array([column.slice(1), column])), to=to)
+    assert isinstance(result, to)
+    if to is a3.RecordBatchReader:
+        got = pa.table(result).column(0)
+    elif to in (a3.Table, a3.RecordBatch):  # a table of the one column
+        got = pa.table(result).column(0) if to is a3.Table else pa.record_batch(result).column(0)
+    else:
+        got = pa.chunked_array(result) if to is a3.ChunkedArray else pa.array(result)
+    assert got.null_count == 4
+    assert got.to_pylist() == column.slice(1).to_pylist() + column.to_pylist()

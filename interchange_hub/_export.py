@@ -224,9 +224,9 @@ def make_export(planner: Planner, obj: object, was_read: bool = False) -> Export
             if not isinstance(exc, NoRouteError):
                 raise
             reasons.append(f"{node}: {exc}")
-    if not was_read and any(p.deferred for p in plans.values()) and is_arrow_stream(obj):
-        # What the stream holds shows only once it is read (a nanoarrow stream of nullable
-        # structs: a table's batches or a struct column): read it once, export what it held.
+    if not was_read and plans and all(p.deferred for p in plans.values()) and is_arrow_stream(obj):
+        # Nothing is known before the stream is read (a nanoarrow stream of nullable structs:
+        # a table's batches or a struct column): read it once, export what it held.
         return make_export(planner, read_once(obj), was_read=True)
     # A stream of unknown schema cannot promise more than its own Arrow stream.
     plans = {node: plan for node, plan in plans.items() if not plan.deferred}

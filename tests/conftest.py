@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import pytest
 
@@ -42,3 +43,12 @@ def _cuda_available() -> bool:
 def hub() -> ih.Hub:
     """A hub of the built-in adapters, with nothing loaded from entry points."""
     return ih.Hub(autoload=False)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The corpus tests' tally (tests/helpers.OUTCOMES), when they ran."""
+    from tests.helpers import OUTCOMES
+
+    if OUTCOMES:
+        parts = ", ".join(f"{k} {v:,}" for k, v in sorted(OUTCOMES.items()))
+        terminalreporter.write_line(f"type corpus cases: {parts}")

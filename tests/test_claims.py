@@ -16,6 +16,7 @@ import pytest
 
 import interchange_hub as ih
 from interchange_hub._tools.corpus import corpus, variants as corpus_variants
+from tests.helpers import OUTCOMES
 
 VARIANTS = ("no nulls", "nulls", "sliced", "empty first chunk", "ipc", "extremes")
 # Built once per type (the sources are never changed by a conversion; building them per
@@ -85,6 +86,7 @@ def _check_claim(source: Any, target: str) -> str:
         except ih.InterchangeError as exc:
             return f"planned ({plan!r}) but refused when run: {exc}"
     inside, size = _shared(result, source)
+    OUTCOMES["claims"] += 1
     if plan.zero_copy and inside != size:
         return (
             f"planned zero-copy, but {size - inside} of the result's {size} bytes lie outside "

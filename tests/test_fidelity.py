@@ -17,6 +17,7 @@ import pytest
 import interchange_hub as ih
 from interchange_hub._tools import typemap
 from interchange_hub._tools.corpus import corpus, variants
+from tests.helpers import OUTCOMES
 
 LIBS = ["pyarrow", "nanoarrow", "polars", "pandas"]
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,17 +97,21 @@ def test_round_trips_keep_values_and_mapped_types(name: str, kind: str) -> None:
                     )
                     if not (why and isinstance(exc, ih.NoRouteError)):
                         problems.append(f"{where}: refused: {type(exc).__name__}: {exc}")
+                    OUTCOMES["refused"] += 1
                     continue
                 if kind == "column" and typemap.struct_becomes_table(first, second, col):
                     table = hub.convert(back, to="pyarrow")
                     if table.column_names != [f.name for f in col.type]:
                         problems.append(f"{where}: expected the struct's fields as a table")
+                    OUTCOMES["documented"] += 1
                     continue
                 want = typemap.round_trip(first, second, str(col.type))
                 if lossy:
                     if not all(" -> " in m for m in lossy):
                         problems.append(f"{where}: a warning lacks the types: {lossy}")
+                    OUTCOMES["warned"] += 1
                     continue
+                OUTCOMES["exact" if want == str(col.type) else "documented"] += 1
                 if str(got.type) != want:
                     problems.append(f"{where}: type {got.type}, the mapping says {want}")
                 if values(got) != expected_values:

@@ -16,6 +16,16 @@ NESTED_VIEWS = {
 }
 
 
+def survives(code: str) -> str:
+    """Run ``code`` in a fresh interpreter; it must exit 0 (a crash is a failure, not the
+    end of the test run). Its standard output."""
+    run = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    return run.stdout
+
+
 @pytest.mark.parametrize("case", list(NESTED_VIEWS))
 def test_nested_views_into_nanoarrow_do_not_crash(case: str) -> None:
     # nanoarrow 0.9 aborts the process on string_view, however deeply it is nested.
@@ -26,9 +36,7 @@ def test_nested_views_into_nanoarrow_do_not_crash(case: str) -> None:
         "assert 'view' not in str(pa.chunked_array(out).type)\n"
         "print(len(out))"
     )
-    command = [sys.executable, "-c", code]
-    run = subprocess.run(command, check=False, capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stderr[-2000:]
+    survives(code)
 
 
 UNION_FROM_IPC = """
@@ -74,12 +82,9 @@ def test_a_union_with_an_empty_first_chunk_from_ipc_does_not_crash(kind: str) ->
     # pyarrow's Array.nbytes reads the missing type-ids buffer of an empty union chunk: a
     # table and a column, into every library, each result described and measured.
     code = f"KIND = {kind!r}\nPLUGINS = {PLUGINS!r}\n" + UNION_FROM_IPC
-    run = subprocess.run(
-        [sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=120
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert "survived" in run.stdout
-    assert "pyarrow ok" in run.stdout and "nanoarrow ok" in run.stdout
+    out = survives(code)
+    assert "survived" in out
+    assert "pyarrow ok" in out and "nanoarrow ok" in out
 
 
 CPU_DEVICE_ARRAY_WITH_EVENT = """
@@ -110,12 +115,8 @@ print("survived")
 
 
 def test_a_cpu_device_array_with_a_sync_event_is_not_waited_on() -> None:
-    code = CPU_DEVICE_ARRAY_WITH_EVENT
-    run = subprocess.run(
-        [sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=120
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert "survived" in run.stdout and "numpy [1.0, 2.0, 3.0]" in run.stdout, run.stdout
+    out = survives(CPU_DEVICE_ARRAY_WITH_EVENT)
+    assert "survived" in out and "numpy [1.0, 2.0, 3.0]" in out, out
 
 
 NARROW_DECIMALS_AND_EMPTY_VIEWS = """
@@ -147,10 +148,7 @@ print("ok")
 
 
 def test_narrow_decimals_into_polars_and_empty_list_views_into_pandas_do_not_crash() -> None:
-    command = [sys.executable, "-c", NARROW_DECIMALS_AND_EMPTY_VIEWS]
-    run = subprocess.run(command, check=False, capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert run.stdout.strip() == "ok"
+    assert survives(NARROW_DECIMALS_AND_EMPTY_VIEWS).strip() == "ok"
 
 
 UNION_IN_PANDAS = """
@@ -170,10 +168,7 @@ print(info.rows, info.columns[0].nbytes > 0)
 
 
 def test_a_pandas_series_over_an_ipc_union_is_described_without_a_crash() -> None:
-    command = [sys.executable, "-c", UNION_IN_PANDAS]
-    run = subprocess.run(command, check=False, capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert run.stdout.split() == ["2", "True"]
+    assert survives(UNION_IN_PANDAS).split() == ["2", "True"]
 
 
 NESTED_STRUCTS_INTO_ARRO3 = """
@@ -213,10 +208,7 @@ def test_sliced_structs_of_structs_into_arro3_do_not_crash() -> None:
     # arrow-rs (arro3 0.9) panics importing a struct at an offset whose child is a struct;
     # from a lazy reader it aborted the process when read
     pytest.importorskip("interchange_hub_arro3")
-    command = [sys.executable, "-c", NESTED_STRUCTS_INTO_ARRO3]
-    run = subprocess.run(command, check=False, capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert run.stdout.split() == ["survived"]
+    assert survives(NESTED_STRUCTS_INTO_ARRO3).split() == ["survived"]
 
 
 NANOARROW_STRUCTS_INTO_ARRO3 = """
@@ -247,7 +239,4 @@ def test_sliced_structs_from_nanoarrow_into_arro3_do_not_crash() -> None:
     # nanoarrow holds a table as a struct array (or a stream of them): a slice of one
     # was handed to arrow-rs as it was, which reads a struct as a record batch
     pytest.importorskip("interchange_hub_arro3")
-    command = [sys.executable, "-c", NANOARROW_STRUCTS_INTO_ARRO3]
-    run = subprocess.run(command, check=False, capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert run.stdout.split() == ["survived"]
+    assert survives(NANOARROW_STRUCTS_INTO_ARRO3).split() == ["survived"]

@@ -548,3 +548,12 @@ def test_plain_arrow_tables_into_pandas_keep_checks_on_the_bound_run(hub: ih.Hub
     frame = hub.convert(floats, to="pandas")
     frame.loc[0, "x"] = 99.0  # copy-on-write: the Arrow source never changes
     assert floats.column("x").to_pylist() == [1.0, None, 3.0]
+
+
+def test_plans_name_the_columns_a_nan_scan_reads(hub: ih.Hub) -> None:
+    frame = pd.DataFrame({"x": np.arange(3.0), "n": np.arange(3), "s": ["a", "b", "c"]})
+    for target, call in (("pyarrow", "Table.from_pandas"), ("polars", "pl.from_pandas")):
+        plan = hub.plan(frame, to=target)
+        assert [s.column for s in plan.scans] == ["x"]  # numpy floats only: NaN is missing
+        assert call in plan.scans[0].reason and "scans column 'x'" in str(plan)
+    assert hub.plan(np.arange(3.0), to="pyarrow").scans == ()  # numpy keeps NaN a value

@@ -210,3 +210,10 @@ def move_estimate(info: DataInfo, place: Device, how: str) -> Estimate:
     out = info.but(device=place, layout=layout, readonly=False)
     copies = (Copy("", info.nbytes, reason),)
     return Estimate(out, copies, why=reason, copies_all=True, moves_device=True)
+
+
+def nan_scans(info: DataInfo, call: str) -> tuple[Scan, ...]:
+    """The columns whose NaN ``call`` makes nulls of (``Flag.NAN_IS_NULL``: pandas'
+    numpy floats): it reads every value, however the buffers are shared."""
+    why = f"NaN is pandas' missing value: {call} reads every value to make nulls of them"
+    return tuple(Scan(c.name, why) for c in info.columns if Flag.NAN_IS_NULL in c.flags)

@@ -27,8 +27,8 @@ from interchange_hub._core.info import (
     Kind,
     Loss,
     RouteChanged,
-    Scan,
     Unroutable,
+    nan_scans,
 )
 from interchange_hub.adapter import Context, Edge
 from interchange_hub.hookspecs import hookimpl
@@ -310,9 +310,7 @@ def _pandas_to_polars_estimate(ctx: Context) -> Estimate:
         elif not is_numeric(dtype):
             raise Unroutable(f"{dtype} is left to the Arrow route")
     why = "pl.from_pandas shares the numeric numpy columns"
-    scan = "NaN is pandas' missing value: pl.from_pandas reads every value to make nulls of them"
-    scans = tuple(Scan(c.name, scan) for c in info.columns if Flag.NAN_IS_NULL in c.flags)
-    return Estimate(info, tuple(copies), why=why, scans=scans)
+    return Estimate(info, tuple(copies), why=why, scans=nan_scans(info, "pl.from_pandas"))
 
 
 _FROM_PANDAS_FLAGS = frozenset({Flag.NAN_IS_NULL, Flag.ONE_BLOCK, Flag.SLICED})

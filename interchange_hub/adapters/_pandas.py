@@ -36,8 +36,8 @@ from interchange_hub._core.info import (
     Flag,
     Kind,
     Loss,
-    Scan,
     Unroutable,
+    nan_scans,
     report_losses,
 )
 from interchange_hub.adapter import (
@@ -404,16 +404,8 @@ def _export_estimate(ctx: Context) -> Estimate:
         out,
         tuple(copies),
         why="pandas exports via pyarrow's Table.from_pandas",
-        scans=_missing_scans(ctx.info, "Table.from_pandas"),
+        scans=nan_scans(ctx.info, "Table.from_pandas"),
     )
-
-
-def _missing_scans(info: DataInfo, call: str) -> tuple[Scan, ...]:
-    """The numpy-backed float columns whose NaN (pandas' missing value) ``call`` turns
-    into Arrow nulls: it reads every value (O(n), at memory bandwidth), however the
-    buffers are shared; the direct call reads them too."""
-    why = f"NaN is pandas' missing value: {call} reads every value to make nulls of them"
-    return tuple(Scan(c.name, why) for c in info.columns if Flag.NAN_IS_NULL in c.flags)
 
 
 def _exported(col: Column) -> Column:

@@ -136,6 +136,10 @@ ZERO_COPY_MEMORY_TARGET = 1 << 20
 COPY_MEMORY_MIN_RESULT = 1 << 20  # below this, page granularity decides the ratio
 IMPORT_TARGET_MS = 10.0
 REGRESSION_THRESHOLD = 0.25  # on hub ÷ direct ratios (Conbench-like): machines differ
+# A ratio that grew past the threshold is a regression only when the hub also takes this
+# much longer than the baseline's ratio predicts for today's direct call: a 2 µs call
+# that swings by 0.5 µs (a cache miss, a timer tick) is 25% but no regression.
+REGRESSION_FLOOR_NS = 1_000.0
 SLOW_FACTOR = 10
 
 # The built-in adapters and the plugins of the libraries measured (no entry points).
@@ -1602,11 +1606,14 @@ def compare(
     baseline: dict[str, Any],
     threshold: float = REGRESSION_THRESHOLD,
     absolute: bool = False,
+    floor_ns: float = REGRESSION_FLOOR_NS,
 ) -> Comparison:
     """Flag cases whose hub ÷ best-direct ratio grew more than ``threshold`` over the
     baseline's (the ratio is timed interleaved in one process, so it travels between
-    machines where absolute times do not). A case without a direct call compares hub
-    medians. ``absolute``: compare hub medians everywhere (same machine, same load).
+    machines where absolute times do not) and whose hub median is more than ``floor_ns``
+    above what the baseline's ratio predicts (``excess_ns``). A case without a direct
+    call compares hub medians. ``absolute``: compare hub medians everywhere (same
+    machine, same load).
     """
     base = {(r["pair"], r["shape"], r["rows"]): r for r in ok_cases(baseline)}
     result = Comparison()
@@ -1634,10 +1641,17 @@ def compare(
         row["relative_change"] = None
         if direct_change is not None:
             row["relative_change"] = (1 + change) / (1 + direct_change) - 1
-        measure = change if absolute or row["relative_change"] is None else row["relative_change"]
-        if measure > threshold:
+        by_ratio = not absolute and row["relative_change"] is not None
+        measure = row["relative_change"] if by_ratio else change
+        expected = (
+            old["hub"]["median_ns"] / old["best_direct_ns"] * r["best_direct_ns"]
+            if by_ratio
+            else old["hub"]["median_ns"]
+        )
+        row["excess_ns"] = r["hub"]["median_ns"] - expected
+        if measure > threshold and row["excess_ns"] > floor_ns:
             result.regressions.append(row)
-        elif measure < -threshold:
+        elif measure < -threshold and -row["excess_ns"] > floor_ns:
             result.improvements.append(row)
         else:
             result.unchanged += 1

@@ -437,6 +437,7 @@ def comparison_text(
                 "direct call's change",
                 "hub/direct before → now",
                 "ratio change",
+                "µs over the baseline's ratio",
             ],
             [
                 [
@@ -447,6 +448,7 @@ def comparison_text(
                     pct(r["direct_change"]),
                     f"{_r(r.get('baseline_ratio'))} → {_r(r.get('current_ratio'))}",
                     pct(r.get("relative_change")),
+                    f"{r['excess_ns'] / 1e3:+,.1f}" if "excess_ns" in r else "-",
                 ]
                 for r in rows
             ],
@@ -456,7 +458,8 @@ def comparison_text(
     lines = [
         (
             f"Compared {how} per (pair, shape, size): {len(cmp.regressions)} "
-            f"regression(s) (> {threshold:.0%} slower), {len(cmp.improvements)} "
+            f"regression(s) (> {threshold:.0%} and > {bench.REGRESSION_FLOOR_NS / 1e3:g} µs "
+            f"slower), {len(cmp.improvements)} "
             f"improvement(s), {cmp.unchanged} within ±{threshold:.0%}; "
             f"{len(cmp.missing)} baseline case(s) not run; {len(cmp.new)} new case(s) not "
             "in the baseline (not compared)."

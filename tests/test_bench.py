@@ -33,12 +33,24 @@ def _case(pair: str, hub_ns: float, direct_ns: float) -> dict[str, Any]:
     }
 
 
-BASELINE = {"meta": {}, "cases": [_case("pyarrow:polars", 100, 100), _case("pyarrow:torch", 5, 1)]}
+BASELINE = {
+    "meta": {},
+    "cases": [
+        _case("pyarrow:polars", 100, 100),
+        _case("pyarrow:torch", 5, 1),
+        _case("numpy:torch", 2_000, 440),
+        _case("pandas:polars", 100_000, 100_000),
+        _case("polars:pandas", 100_000, 100_000),
+    ],
+}
 CURRENT = {
     "meta": {},
     "cases": [
         _case("pyarrow:polars", 101, 100),
         _case("pyarrow:torch", 5, 1),
+        _case("numpy:torch", 2_600, 440),  # ratio +30%, but 0.6 µs: under the floor
+        _case("pandas:polars", 140_000, 100_000),  # ratio +40%, 40 µs: a regression
+        _case("polars:pandas", 140_000, 140_000),  # the direct call slowed as much
         _case("torch:jax", 900, 100),  # 9x the direct call, but no baseline to compare with
     ],
 }
@@ -68,7 +80,7 @@ for shape in ("string", "numeric"):
 facts["unusable"] = unusable
 cmp = bench.compare(json.loads(sys.argv[1]), json.loads(sys.argv[2]))
 facts["compare"] = {
-    "regressions": len(cmp.regressions),
+    "regressions": [r["pair"] for r in cmp.regressions],
     "unchanged": cmp.unchanged,
     "new": cmp.new,
     "new_libraries": cmp.new_libraries,
@@ -136,7 +148,15 @@ def test_plugin_library_sources_hold_each_shape(facts: dict[str, Any]) -> None:
 
 def test_compare_counts_cases_missing_from_the_baseline_as_new(facts: dict[str, Any]) -> None:
     found = facts["compare"]
-    assert (found["regressions"], found["unchanged"]) == (0, 2)
+    assert found["unchanged"] == 4
     assert found["new"] == ["torch:jax/numeric/1000"] and found["new_libraries"] == ["jax"]
     assert "1 new case(s) not in the baseline" in found["text"]
     assert "Libraries the baseline does not have: jax" in found["text"]
+
+
+def test_compare_flags_ratios_that_grew_past_threshold_and_floor(facts: dict[str, Any]) -> None:
+    # numpy:torch grew 30% in ratio but only 0.6 µs (noise on a 2 µs call); polars:pandas
+    # slowed with its direct call; pandas:polars is 40 µs slower than its ratio predicts.
+    assert facts["compare"]["regressions"] == ["pandas:polars"]
+    assert "pandas → polars numeric 1,000 | 100.0 | 140.0 |" in facts["compare"]["text"]
+    assert "+40.0" in facts["compare"]["text"]

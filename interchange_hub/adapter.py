@@ -130,6 +130,10 @@ class Context:
     target: str = ""  # the library the whole conversion ends in
     device: Device | None = None  # where the result must end up (None: anywhere)
     dtype: str | None = None  # the dtype asked of a tensor result (dtype=; None: its own)
+    # the input is the object the conversion starts from (no step before this one): a
+    # one-call edge between two libraries can keep to data the user handed over, not a
+    # value an earlier step made (whose warnings its shortcut would hide)
+    at_source: bool = False
 
 
 @dataclass(frozen=True, slots=True)

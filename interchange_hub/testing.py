@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from interchange_hub._core.deps import installed, require
 from interchange_hub._tools import matrix
-from interchange_hub.adapter import PROTOCOL_NODES, Adapter
+from interchange_hub.adapter import PROTOCOL_NODES, Adapter, Edge
 from interchange_hub.errors import (
     ConsumedSourceError,
     InterchangeError,
@@ -196,6 +196,18 @@ class _Kit:
         self.check_foreign_objects()
 
     # -- the adapter's declarations ------------------------------------------------------
+    def _joins(self, edge: Edge) -> bool:
+        """Whether ``edge`` joins this library to a protocol node, to itself, or to another
+        registered library that the edge names in ``requires``."""
+        ends = {edge.source, edge.target}
+        if self.name not in ends:
+            return False
+        for other in ends - {self.name, *PROTOCOL_NODES}:
+            peer = self.hub.registry.get(other)
+            if peer is None or peer.module.partition(".")[0] not in edge.requires:
+                return False
+        return True
+
     def check_registration(self) -> bool:
         adapter = self.hub.registry.get(self.name)
         mine = [w for w in self.load_warnings if repr(self.name) in w or "left out" in w]
@@ -212,10 +224,13 @@ class _Kit:
         if not adapter.types:
             problems.append("types is empty (error messages list supported types)")
         for edge in adapter.edges():
-            ends = {edge.source, edge.target}
-            if self.name not in ends or not ends - {self.name} <= {*PROTOCOL_NODES, self.name}:
+            if not self._joins(edge):
                 nodes = ", ".join(repr(n) for n in PROTOCOL_NODES)
-                problems.append(f"{edge!r} does not join {self.name!r} to one of {nodes}")
+                problems.append(
+                    f"{edge!r} does not join {self.name!r} to one of {nodes}, or to another "
+                    "library whose module the edge requires (a one-call edge such as "
+                    "pandas -> xarray)"
+                )
             if not all(callable(f) for f in (edge.estimate, edge.run)):  # untyped plugins
                 problems.append(f"{edge!r} needs callable estimate and run")
         if not adapter.edges():

@@ -40,7 +40,7 @@ class Request:
     strict: bool = False
     dtype: str | None = None  # dtype= of a tensor result
 
-    def context(self, info: DataInfo, fresh: bool = False) -> Context:
+    def context(self, info: DataInfo, fresh: bool = False, at_source: bool = False) -> Context:
         return Context(
             info,
             self.kind,
@@ -51,6 +51,7 @@ class Request:
             self.target,
             self.device,
             self.dtype,
+            at_source,
         )
 
 
@@ -348,7 +349,9 @@ Compiled = Callable[[Any], Any]
 
 def runs_of(plan: Plan, request: Request) -> Runs:
     """The edges of a plan with the context each step runs in."""
-    return tuple((s.edge, request.context(s.before, s.fresh)) for s in plan.steps)
+    return tuple(
+        (s.edge, request.context(s.before, s.fresh, i == 0)) for i, s in enumerate(plan.steps)
+    )
 
 
 def compile_runs(runs: Runs) -> Compiled:

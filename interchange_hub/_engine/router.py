@@ -179,11 +179,11 @@ class Router:
     def _replay(self, edges: Sequence[Edge], info: DataInfo, req: Request) -> list[Step] | None:
         """Re-estimate a cached route for new data; None if it no longer fits the request."""
         start = info
-        steps = []
+        steps: list[Step] = []
         fresh = False
         for edge in edges:
             try:
-                est = _estimate(edge, req.context(info, fresh))
+                est = _estimate(edge, req.context(info, fresh, not steps))
             except Unroutable:
                 return None
             steps.append(Step(edge, info, est, fresh))
@@ -252,7 +252,7 @@ class Router:
                 if edge.target != req.target and edge.target not in passable:
                     continue  # not a waypoint: entered only as the target (not even estimated)
                 try:
-                    est = _estimate(edge, req.context(data, sat))
+                    est = _estimate(edge, req.context(data, sat, not steps))
                 except Unroutable as exc:
                     failures.append(_Failure(str(exc), edge, len(steps)))
                     continue

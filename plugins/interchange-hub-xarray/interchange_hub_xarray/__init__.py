@@ -17,7 +17,9 @@ As a target, ``to="xarray"`` makes a ``Dataset`` from a table (one variable per 
 along dimension ``index``, or along the pandas index travelling with the data) and a
 ``DataArray`` from a column (dimension ``index``) or a tensor (``dim_0``, ``dim_1``, ...,
 zero-copy over the tensor's memory through ``np.from_dlpack``); ``to=xr.DataArray`` and
-``to=xr.Dataset`` choose. The xarray -> xarray step turns one into the other
+``to=xr.Dataset`` choose. A pandas frame or Series of numpy numbers and booleans goes
+there in one step, its columns' arrays shared read-only and NaN kept as it is (the Arrow
+route would scan them to make nulls, which xarray turns back into NaN). The xarray -> xarray step turns one into the other
 (``to_dataset()``, ``ds[name]``, both zero-copy) and makes ``copy=True`` copies.
 
 Chunked (dask) variables are refused rather than computed, foreign duck arrays (pint,
@@ -119,6 +121,16 @@ class XarrayAdapter(Adapter):
                 _import.arrow_estimate,
                 _import.from_arrow,
                 _NEEDS_ARROW,
+            ),
+            Edge(
+                "pandas",
+                NAME,
+                self.name,
+                "xr.Dataset(Series.to_numpy)",
+                _import.pandas_estimate,
+                _import.from_pandas,
+                ("xarray", "numpy", "pandas"),
+                bind=_import.pandas_bind,
             ),
             Edge(
                 DLPACK,

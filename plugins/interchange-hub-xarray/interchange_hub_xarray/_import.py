@@ -529,3 +529,101 @@ def loop(value: Any, ctx: Context) -> Any:
     if ctx.copy and not ctx.fresh:
         value = value.copy(deep=True)
     return value
+
+
+# -- pandas -> xarray ------------------------------------------------------------------------
+# pandas columns that numpy holds as numbers or booleans, with a default index: the Arrow
+# route would turn pandas' NaN into nulls (a scan of every value) only for xarray to make
+# NaN of them again, so these go straight from the frame's numpy arrays into variables.
+_PANDAS_FLAGS = frozenset({Flag.NAN_IS_NULL, Flag.ONE_BLOCK, Flag.SLICED, Flag.STRIDED})
+
+
+def pandas_estimate(ctx: Context) -> Estimate:
+    """pandas -> xarray in one step, ``xr.Dataset({name: (dim, column.to_numpy())})`` (a
+    Series: a DataArray), for frames whose columns are numpy numbers and booleans. It
+    shares each column's memory as the direct call does, read-only (pandas' copy-on-write
+    views are), and keeps NaN as NaN, the missing value of both libraries: no scan.
+    Everything else (strings, times, masked or Arrow-backed columns, an index that
+    travels along) takes the Arrow route."""
+    info = ctx.info
+    if ctx.target != d.NAME:
+        raise Unroutable(_ONLY_HERE)
+    if not ctx.at_source:
+        # A frame made on the way (Arrow -> pandas -> here) would hide the Arrow route's
+        # warning that nulls become NaN: only frames the conversion starts from.
+        raise Unroutable("only for pandas data the conversion starts from")
+    if info.kind not in (Kind.TABLE, Kind.COLUMN) or not info.columns:
+        raise Unroutable("pandas DataFrames and Series with columns only")
+    names = [c.name for c in info.columns]
+    if len(set(names)) != len(names):
+        raise Unroutable("repeated column names take the Arrow route (which refuses them)")
+    for col in info.columns:
+        if col.flags - _PANDAS_FLAGS:
+            raise Unroutable("plain numpy columns and a default index only")
+        if not (is_integer(col.dtype) or is_float(col.dtype) or col.dtype == "bool"):
+            raise Unroutable(f"{col.dtype} takes the Arrow route")
+    want = _target(ctx, info)
+    if want == "DataArray" and len(info.columns) != 1:
+        raise Unroutable("a table of several columns is an xr.Dataset")
+    copy = bool(ctx.copy)
+    dim = _dimension(info)[0] if info.kind == Kind.TABLE else d.DEFAULT_DIM
+    flags = frozenset({d.DATAARRAY}) if want == "DataArray" else frozenset()
+    columns = tuple(
+        Column(c.name if want == "Dataset" or c.name else "", c.dtype, c.nbytes, 0, 1, flags)
+        for c in info.columns
+    )
+    if want == "Dataset" and info.kind == Kind.COLUMN and not columns[0].name:
+        columns = (Column(d.VALUES, *_fields(columns[0])[1:]),)
+    kind = Kind.COLUMN if want == "DataArray" else Kind.TABLE
+    out = DataInfo(kind, columns, rows=info.rows, shape=(max(info.rows, 0),))
+    what = "a DataArray" if want == "DataArray" else f"a Dataset along {dim!r}"
+    if copy:
+        copies = tuple(Copy(c.name, c.nbytes, _COPY_TRUE) for c in info.columns)
+        return Estimate(out, copies, why=f"{what} of copies of the columns", copies_all=True)
+    over = "the column's numpy array" if kind == Kind.COLUMN else "the columns' numpy arrays"
+    why = f"{what} over {over} (NaN stays NaN: no scan)"
+    return Estimate(out, why=why, shared_readonly=True)
+
+
+def pandas_bind(ctx: Context) -> Any:
+    xr, np = d.xr_module(), d.np_module()
+    info = ctx.info
+    want = _target(ctx, info)
+    copy = bool(ctx.copy)
+    dataset, variable, data_array = xr.Dataset, xr.Variable, xr.DataArray
+
+    def values(series: Any) -> Any:
+        arr = series.to_numpy()
+        if copy:
+            return np.array(arr, copy=True)
+        if arr.flags.writeable:  # a view: read-only, as pandas' copy-on-write makes it
+            arr = arr.view()
+            arr.flags.writeable = False
+        return arr
+
+    if info.kind == Kind.COLUMN:
+        name = info.columns[0].name
+        dims = (d.DEFAULT_DIM,)
+        if want == "Dataset":
+            key = name or d.VALUES
+            return lambda value: dataset({key: variable(dims, values(value))})
+        label = name or None
+        return lambda value: data_array(variable(dims, values(value)), name=label)
+    names = [c.name for c in info.columns]
+    dims = (_dimension(info)[0],)
+
+    def run(value: Any) -> Any:
+        data = {
+            name: variable(dims, values(series))
+            for name, (_, series) in zip(names, value.items(), strict=True)
+        }
+        if want == "DataArray":
+            ((name, var),) = data.items()
+            return data_array(var, name=name)
+        return dataset(data)
+
+    return run
+
+
+def from_pandas(value: Any, ctx: Context) -> Any:
+    return pandas_bind(ctx)(value)

@@ -636,3 +636,75 @@ def test_an_aligned_dataarray_reaches_jax_shared_and_an_unaligned_one_copied() -
             out = hub.convert(data, to="jax")
         assert isinstance(out, jax.Array) and plan.zero_copy == shared
         assert (out.unsafe_buffer_pointer() == values.ctypes.data) == shared
+
+
+# -- pandas -> xarray in one step ------------------------------------------------------------
+def test_pandas_numbers_go_straight_to_xarray_keeping_nan_without_a_scan(hub: ih.Hub) -> None:
+    df = pd.DataFrame(
+        {"a": [1.0, np.nan, 3.0], "b": np.arange(3, dtype="int32"), "c": [True, False, True]}
+    )
+    ds, plan = convert(hub, df, "xarray")
+    assert plan.zero_copy and len(plan.steps) == 1 and not plan.scans, plan
+    assert plan.steps[0].edge.protocol == "xr.Dataset(Series.to_numpy)"
+    assert isinstance(ds, xr.Dataset) and list(ds.data_vars) == ["a", "b", "c"]
+    assert ds["a"].dims == ("index",) and str(ds["b"].dtype) == "int32"
+    assert np.isnan(ds["a"].values[1]) and ds["c"].values.tolist() == [True, False, True]
+    for name in df.columns:  # the frame's own memory, read-only (as pandas' views are)
+        assert np.shares_memory(ds[name].values, df[name].to_numpy())
+        assert not ds[name].values.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        ds["b"].values[0] = 9
+    assert df["b"].tolist() == [0, 1, 2]
+    again = hub.convert(df, to="xarray")  # the cached route gives the same result
+    assert again.identical(ds)
+    # As the Arrow route made it: the same variables, dims and values.
+    assert ds.identical(xr.Dataset({n: ("index", df[n].to_numpy()) for n in df.columns}))
+
+
+def test_pandas_series_and_kinds_asked_for(hub: ih.Hub) -> None:
+    s = pd.Series([1.5, np.nan], name="v")
+    da, plan = convert(hub, s, "xarray")
+    assert plan.zero_copy and isinstance(da, xr.DataArray) and da.name == "v"
+    assert np.shares_memory(da.values, s.to_numpy())
+    ds, _ = convert(hub, s, xr.Dataset)
+    assert list(ds.data_vars) == ["v"]
+    ds, _ = convert(hub, pd.Series([1, 2]), xr.Dataset)  # unnamed: "values"
+    assert list(ds.data_vars) == ["values"]
+    da, _ = convert(hub, pd.DataFrame({"x": [1, 2]}), xr.DataArray)
+    assert isinstance(da, xr.DataArray) and da.name == "x"
+    two = hub.convert(pd.DataFrame({"x": [1], "y": [2]}), to=xr.DataArray)  # a 2-D tensor
+    assert two.dims == ("dim_0", "dim_1") and two.values.tolist() == [[1, 2]]
+
+
+def test_pandas_views_and_copies(hub: ih.Hub) -> None:
+    block = pd.DataFrame(np.arange(12.0).reshape(4, 3), columns=["p", "q", "r"])
+    ds, plan = convert(hub, block.iloc[1:], "xarray")  # strided views of one block, sliced
+    assert plan.zero_copy and ds["q"].values.tolist() == [4.0, 7.0, 10.0]
+    copied, plan = convert(hub, block, "xarray", copy=True)
+    assert plan.copies and not hub.shared_bytes(block, copied)
+    copied["p"].values[0] = -1.0  # writable, and the frame keeps its values
+    assert block["p"].iloc[0] == 0.0
+
+
+def test_pandas_columns_the_one_step_leaves_to_the_arrow_route(hub: ih.Hub) -> None:
+    frames = [
+        pd.DataFrame({"s": ["a", "b"]}),  # strings
+        pd.DataFrame({"t": pd.to_datetime(["2020-01-01", None])}),  # times
+        pd.DataFrame({"m": pd.array([1, None], dtype="Int64")}),  # masked
+    ]
+    for df in frames:
+        plan = hub.plan(df, to="xarray")
+        assert "xr.Dataset(Series.to_numpy)" not in str(plan), plan
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", LossyConversionWarning)  # masked ints: float64
+            assert isinstance(hub.convert(df, to="xarray"), xr.Dataset)
+
+
+def test_arrow_nulls_into_xarray_still_warn_rather_than_pass_through_pandas(hub: ih.Hub) -> None:
+    # pyarrow -> pandas -> xarray would make NaN of the nulls in to_pandas, which pandas
+    # does not warn of; the one step takes only frames the conversion starts from.
+    col = pa.chunked_array([pa.array([1.0, None, 3.0])])
+    plan = hub.plan(col, to="xarray")
+    assert [s.edge.target for s in plan.steps][-2:] != ["pandas", "xarray"], plan
+    with pytest.warns(LossyConversionWarning, match="nulls become NaN"):
+        hub.convert(col, to="xarray")

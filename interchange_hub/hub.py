@@ -15,6 +15,7 @@ from interchange_hub.plugins import (
     as_plugin,
     autoload_enabled,
     collect,
+    load_entry_points,
     load_plugins,
     not_loaded,
 )
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from interchange_hub._core.info import DataInfo
     from interchange_hub._engine.plans import Plan
     from interchange_hub.adapter import Buffer, Edge
-    from interchange_hub.plugins import PluginInfo
+    from interchange_hub.plugins import Loaded, PluginInfo
 
 
 _T = TypeVar("_T")
@@ -74,30 +75,43 @@ class Hub:
         self._planner.hub = self  # collections (Dask, Ray) plan their metadata with it
         self._lock = threading.Lock()
         self._loading = 0  # the thread loading the plugins, while it does
+        self._loaded: Loaded | None = None
 
     # -- plugins ----------------------------------------------------------------------------
     @property
     def plugin_manager(self) -> pluggy.PluginManager:
-        """The pluggy manager, built (and plugins loaded) on first use."""
+        """The pluggy manager, built (and every plugin loaded, entry points too) on first
+        use."""
+        pm = self._manager()
+        self._registry._load_more()
+        return pm
+
+    def _manager(self) -> pluggy.PluginManager:
+        """The manager with the built-in and given plugins loaded (the entry points are read
+        on first need: :meth:`_load_entry_points`)."""
         if self._pm is None:
-            if self._loading == threading.get_ident():
-                raise InterchangeError(
-                    "a plugin used this hub while the hub was loading its plugins (in its "
-                    "import or a register hook), which would wait forever; convert on first "
-                    "use instead, or use a hub of its own (ih.Hub(autoload=False))"
-                )
+            self._refuse_reentry()
             with self._lock:
                 if self._pm is None:
                     self._load()
         assert self._pm is not None  # _load sets it or raises
         return self._pm
 
+    def _refuse_reentry(self) -> None:
+        if self._loading == threading.get_ident():
+            raise InterchangeError(
+                "a plugin used this hub while the hub was loading its plugins (in its "
+                "import or a register hook), which would wait forever; convert on first "
+                "use instead, or use a hub of its own (ih.Hub(autoload=False))"
+            )
+
     def _load(self) -> None:
-        """Load and collect the plugins (with the lock held); all or nothing."""
+        """Load and collect the built-in and given plugins (with the lock held); all or
+        nothing. The entry points wait for :meth:`_load_entry_points`."""
         self._loading = threading.get_ident()
         try:
             autoload, plugins, builtin = self._pm_args
-            loaded = load_plugins(autoload=autoload, plugins=plugins, builtin=builtin)
+            loaded = load_plugins(autoload=autoload, plugins=plugins, builtin=builtin, lazy=True)
             collect(loaded, self._registry)
         except BaseException:  # Ctrl-C, say: the next use loads again, from nothing
             self._registry.clear()
@@ -106,14 +120,46 @@ class Hub:
             self._loading = 0
         self._router.invalidate()
         self._infos = loaded.infos
+        self._loaded = loaded
+        if autoload_enabled(autoload):
+            self._registry.more = self._load_entry_points
         self._pm = loaded.pm
         loaded.emit()  # loaded first: a warning made an error (-W error) is raised once
+
+    def _load_entry_points(self) -> bool:
+        """Read the entry points and add their plugins (the registry asks, when a lookup
+        finds nothing or every adapter is listed); whether this call loaded them. Reading
+        them costs 10-20 ms (every installed distribution's entry_points.txt, then the
+        plugins' imports), which a conversion between built-in libraries never pays.
+        All or nothing: interrupted, the next need reads them again."""
+        if self._registry.complete:
+            return False
+        self._refuse_reentry()
+        with self._lock:
+            loaded = self._loaded
+            if self._registry.complete or loaded is None:  # another thread read them
+                return False
+            state = self._registry.snapshot()
+            self._loading = threading.get_ident()
+            try:
+                added = load_entry_points(loaded)
+                collect(loaded, self._registry, only=added)
+            except BaseException:
+                self._registry.restore(state)
+                raise
+            finally:
+                self._loading = 0
+            self._registry.more = None
+            self._router.invalidate()
+            self._infos = loaded.infos
+        loaded.emit()
+        return True
 
     @property
     def planner(self) -> Planner:
         """The planner over this hub's adapters (plugins loaded)."""
         if self._pm is None:
-            _ = self.plugin_manager
+            self._manager()
         return self._planner
 
     def plugins(self, *, everything: bool = False) -> list[PluginInfo]:
@@ -122,7 +168,7 @@ class Hub:
         :param everything: also list entry points that were found but not loaded (left
             out by ``INTERCHANGE_HUB_LOAD_PLUGINS``, or autoload is off).
         """
-        _ = self.plugin_manager
+        _ = self.plugin_manager  # every plugin, entry points too
         infos = list(self._infos.values())
         if everything:
             infos += not_loaded(self._infos, autoload_enabled(self._pm_args[0]))

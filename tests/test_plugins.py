@@ -254,3 +254,98 @@ def test_disable_autoload_runs_no_third_party_code(site: Path) -> None:
     assert "boxes" not in data["adapters"] and not data["ran"]
     assert data["result"] == [2, 1] and data["warnings"] == []
     assert set(data["plugins"]) == set(DEFAULT_PLUGINS)
+
+
+# -- entry points are read on first need ---------------------------------------------------------
+LAZY_PROBE = """
+import json, sys, warnings
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    import pyarrow as pa
+    import interchange_hub as ih
+    hub = ih.default_hub()
+    steps = {}
+    ih.convert(pa.table({"a": [1, 2]}), to="polars")  # built-in to built-in
+    steps["builtin"] = [hub.registry.complete, "tests.fake_plugins.boxes" in sys.modules]
+    from tests.fake_plugins.boxes import Box
+    back = ih.convert(Box(pa.table({"a": [1, 2]})), to="pyarrow")  # an object no built-in owns
+    steps["box source"] = [hub.registry.complete, back.num_rows]
+print(json.dumps({"steps": steps, "warnings": [str(w.message) for w in caught]}))
+"""
+
+
+def _probe(site: Path, code: str, **env: str) -> dict[str, Any]:
+    environ = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("INTERCHANGE_HUB_DISABLE_PLUGIN_AUTOLOAD", "INTERCHANGE_HUB_LOAD_PLUGINS")
+    }
+    environ.update(env, PYTHONPATH=f"{ROOT}{os.pathsep}{site}")
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=environ,
+        cwd=site,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_a_conversion_between_builtins_reads_no_entry_point(site: Path) -> None:
+    data = _probe(site, LAZY_PROBE)
+    # Neither the entry points nor the plugins' modules were touched by the first one...
+    assert data["steps"]["builtin"] == [False, False]
+    # ... and an object no built-in adapter owns reads them, then converts.
+    assert data["steps"]["box source"] == [True, 2]
+    # The broken plugin is reported when they are read, once.
+    assert sum("'broken'" in w for w in data["warnings"]) == 1
+
+
+@pytest.mark.parametrize(
+    "need",
+    [
+        "ih.convert(pa.table({'a': [1]}), to='boxes')",  # a target name
+        "hub.plan(pa.table({'a': [1]}), to=Box)",  # a target type
+        "[a.name for a in hub.adapters()]",  # a listing
+        "hub.plugins()",
+    ],
+)
+def test_each_need_reads_the_entry_points(site: Path, need: str) -> None:
+    code = (
+        "import json, sys, warnings\nwarnings.simplefilter('ignore')\n"
+        "import pyarrow as pa, interchange_hub as ih\nhub = ih.default_hub()\n"
+        "ih.convert(pa.table({'a': [1]}), to='pandas')\n"
+        "before = hub.registry.complete\n"
+        "from tests.fake_plugins.boxes import Box\n"
+        f"{need}\n"
+        "print(json.dumps([before, hub.registry.complete, hub.registry.get('boxes') is not None]))"
+    )
+    assert _probe(site, code) == [False, True, True]
+
+
+def test_an_interrupted_entry_point_load_is_read_again_on_the_next_need(
+    site: Path, tmp_path: Path
+) -> None:
+    make_distribution(site, "slow-plugin", {"slow": "tests.fake_plugins.interrupted_import"})
+    code = (
+        "import json, warnings\nwarnings.simplefilter('ignore')\n"
+        "import pyarrow as pa, interchange_hub as ih\nhub = ih.default_hub()\n"
+        "ih.convert(pa.table({'a': [1]}), to='polars')\n"
+        "try:\n    hub.adapters()\n    first = 'loaded'\n"
+        "except KeyboardInterrupt:\n    first = 'interrupted'\n"
+        "names = [a.name for a in hub.adapters()]\n"
+        "edges = [(e.source, e.target, e.adapter, e.protocol) for e in hub.edges()]\n"
+        "plugins = {p.name: p.loaded for p in hub.plugins()}\n"
+        "print(json.dumps([first, len(names) == len(set(names)), 'boxes' in names,\n"
+        "    len(edges) == len(set(edges)), plugins.get('slow'), plugins.get('boxes'),\n"
+        "    ih.convert(pa.table({'a': [1]}), to='polars').shape]))"
+    )
+    marker = tmp_path / "interrupted"
+    found = _probe(site, code, INTERRUPT_MARKER=str(marker))
+    # "slow" registers the boxes adapter too: its name is taken by then ("boxes" first).
+    assert found[:4] == ["interrupted", True, True, True] and marker.exists()
+    assert found[5] is True and found[6] == [1, 1]

@@ -14,6 +14,8 @@ from interchange_hub.adapter import PROTOCOL_NODES, Adapter, Edge
 from interchange_hub.errors import UnknownTargetError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from interchange_hub._core.info import Kind
 
 # How close a misspelled target must be to a registered name to be suggested (difflib's
@@ -35,7 +37,16 @@ MAX_OWNER_TYPES = 1024
 
 
 class Registry:
-    """Adapters and edges by name, and a cache of which adapter owns which type."""
+    """Adapters and edges by name, and a cache of which adapter owns which type.
+
+    Registration replaces the tables instead of changing them (copy on write), so that a
+    lookup running in another thread while plugins are added late (entry points, read on
+    first need) iterates a table that does not change under it.
+
+    ``more``: a function the registry calls when a lookup finds nothing, or a listing is
+    asked for, while adapters may still be missing (the entry points not read yet). It
+    adds them (or raises) and returns whether it did; the registry then looks again.
+    """
 
     def __init__(self) -> None:
         self._records: dict[str, AdapterRecord] = {}
@@ -44,6 +55,17 @@ class Registry:
         self._owner_cache: dict[type, Adapter | None] = {}
         self._device_kinds: tuple[str, ...] = ()  # what the adapters hold, for messages
         self._lock = threading.Lock()
+        self.more: Callable[[], bool] | None = None
+
+    def _load_more(self) -> bool:
+        """Add the adapters still missing; whether there were any to add."""
+        more = self.more
+        return more is not None and more()
+
+    @property
+    def complete(self) -> bool:
+        """Whether every plugin is in (no entry points left to read)."""
+        return self.more is None
 
     # -- registration -------------------------------------------------------------------
     def add_adapter(self, adapter: object, plugin: str = "") -> str:
@@ -74,10 +96,10 @@ class Registry:
                         f"it registered {what} {name!r}, a name {taken} already uses; "
                         "rename the adapter or drop the alias"
                     )
-            self._records[adapter.name] = AdapterRecord(adapter, plugin, edges)
-            self._aliases.update(dict.fromkeys(aliases, adapter.name))
+            self._records = {**self._records, adapter.name: AdapterRecord(adapter, plugin, edges)}
+            self._aliases = {**self._aliases, **dict.fromkeys(aliases, adapter.name)}
             self._device_kinds = tuple(dict.fromkeys([*self._device_kinds, *adapter.devices]))
-            self._owner_cache.clear()
+            self._owner_cache = {}
         return ""
 
     def _taken_by(self, name: str) -> str:
@@ -87,21 +109,30 @@ class Registry:
 
     def add_edge(self, edge: Edge, plugin: str = "") -> None:
         with self._lock:
-            self._extra_edges.append((edge, plugin))
+            self._extra_edges = [*self._extra_edges, (edge, plugin)]
 
     # -- queries --------------------------------------------------------------------------
-    def adapters(self) -> list[Adapter]:
+    def adapters(self, *, load: bool = True) -> list[Adapter]:
+        """Every adapter (``load=False``: those registered so far, entry points unread)."""
+        if load:
+            self._load_more()
         return [r.adapter for r in self._records.values()]
 
     def records(self) -> list[AdapterRecord]:
+        self._load_more()
         return list(self._records.values())
 
     def get(self, name: str) -> Adapter | None:
         record = self._records.get(self._aliases.get(name, name))
+        if record is None and self._load_more():
+            record = self._records.get(self._aliases.get(name, name))
         return record.adapter if record else None
 
-    def edges(self) -> list[Edge]:
-        """All edges whose required modules are installed."""
+    def edges(self, *, load: bool = True) -> list[Edge]:
+        """All edges whose required modules are installed (``load=False``: of the
+        adapters registered so far)."""
+        if load:
+            self._load_more()
         found = [e for r in self._records.values() for e in r.edges]
         found += [e for e, _ in self._extra_edges]
         return [e for e in found if all(installed(m) for m in e.requires)]
@@ -109,10 +140,20 @@ class Registry:
     def owner(self, obj: object) -> Adapter | None:
         """The adapter that owns ``obj``, looked up once per type."""
         cls = type(obj)
+        cache = self._owner_cache  # the table this lookup fills (a registration replaces it)
         try:
-            return self._owner_cache[cls]
+            return cache[cls]
         except KeyError:
             pass
+        found = self._find_owner(obj)
+        if found is None and self._load_more():
+            return self.owner(obj)
+        if len(cache) >= MAX_OWNER_TYPES:  # short-lived classes must not pile up
+            cache.clear()
+        cache[cls] = found
+        return found
+
+    def _find_owner(self, obj: object) -> Adapter | None:
         found = None
         for record in self._records.values():
             adapter = record.adapter
@@ -124,21 +165,26 @@ class Registry:
                     break
             except Exception:  # noqa: BLE001, S112 - a broken adapter must not break ownership
                 continue
-        if len(self._owner_cache) >= MAX_OWNER_TYPES:  # short-lived classes must not pile up
-            self._owner_cache.clear()
-        self._owner_cache[cls] = found
         return found
 
     def clear(self) -> None:
         """Forget every adapter and edge (a plugin load that was interrupted)."""
         with self._lock:
-            self._records.clear()
-            self._aliases.clear()
-            self._extra_edges.clear()
-            self._owner_cache.clear()
+            self._records, self._aliases, self._extra_edges = {}, {}, []
+            self._owner_cache = {}
             self._device_kinds = ()
 
+    def snapshot(self) -> tuple[object, ...]:
+        """The tables as they are, for :meth:`restore` (a late load that was interrupted)."""
+        return (self._records, self._aliases, self._extra_edges, self._device_kinds)
+
+    def restore(self, state: tuple[object, ...]) -> None:
+        with self._lock:
+            self._records, self._aliases, self._extra_edges, self._device_kinds = state  # type: ignore[assignment]
+            self._owner_cache = {}
+
     def supported_types(self) -> list[str]:
+        self._load_more()
         return [t for r in self._records.values() for t in r.adapter.types]
 
     def resolve_target(self, to: object) -> tuple[Adapter, Kind | None, type | None]:
@@ -150,12 +196,11 @@ class Registry:
                 return adapter, None, None
             raise UnknownTargetError.for_name(to, self.names(), self._suggest(to))
         if isinstance(to, type):
-            for adapter in self.adapters():
-                if sys.modules.get(adapter.module) is None:
-                    continue
-                kinds = adapter.type_kinds()
-                if to in kinds:
-                    return adapter, kinds[to], to
+            found = self._type_target(to)
+            if found is None and self._load_more():
+                found = self._type_target(to)
+            if found is not None:
+                return found
             owner = self._library_of(to.__module__)
             raise UnknownTargetError.for_type(
                 to,
@@ -165,6 +210,7 @@ class Registry:
                 tuple(owner.types) if owner else (),
             )
         if isinstance(to, ModuleType):
+            self._load_more()
             adapter = self._module_adapter(to.__name__)
             if adapter is not None:
                 return adapter, None, None
@@ -174,8 +220,18 @@ class Registry:
         owner = self.owner(to)
         raise UnknownTargetError.for_object(to, self.names(), owner.name if owner else "")
 
+    def _type_target(self, to: type) -> tuple[Adapter, Kind | None, type | None] | None:
+        for adapter in self.adapters(load=False):
+            if sys.modules.get(adapter.module) is None:
+                continue
+            kinds = adapter.type_kinds()
+            if to in kinds:
+                return adapter, kinds[to], to
+        return None
+
     def names(self) -> list[str]:
         """The names ``to=`` takes (source-only adapters left out)."""
+        self._load_more()
         return sorted(n for n, r in self._records.items() if not r.adapter.source_only)
 
     def _module_adapter(self, module: str) -> Adapter | None:
@@ -210,8 +266,10 @@ class Registry:
     @property
     def device_kinds(self) -> tuple[str, ...]:
         """The device kinds the registered adapters hold ("cpu", "cuda", ...)."""
+        self._load_more()
         return self._device_kinds
 
     def holders(self, kind: str) -> list[str]:
         """The adapters whose objects can live on devices of ``kind`` ("cuda", ...)."""
+        self._load_more()
         return [r.adapter.name for r in self._records.values() if kind in r.adapter.devices]

@@ -133,7 +133,7 @@ class Router:
         index = self._by_source
         if index is None:
             built: dict[str, list[Edge]] = defaultdict(list)
-            for edge in self._registry.edges():
+            for edge in self._registry.edges(load=False):
                 built[edge.source].append(edge)
             index = self._by_source = dict(built)
         return index
@@ -142,7 +142,7 @@ class Router:
         """The nodes a route may pass through: the protocol nodes and the waypoints."""
         nodes = self._passable_nodes
         if nodes is None:
-            waypoints = {a.name for a in self._registry.adapters() if a.waypoint}
+            waypoints = {a.name for a in self._registry.adapters(load=False) if a.waypoint}
             nodes = self._passable_nodes = frozenset(PROTOCOL_NODES) | waypoints
         return nodes
 

@@ -18,7 +18,6 @@ metadata before anything runs.
 
 from __future__ import annotations
 
-import html
 import os
 import re
 import socket
@@ -318,6 +317,8 @@ class PartitionedPlan:
         )
 
     def _repr_html_(self) -> str:
+        import html
+
         return f"<pre>{html.escape(str(self))}</pre>"
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
@@ -647,15 +647,28 @@ def _unlisted(table: Any) -> Any:
     dtype of every column listed there, and pandas cannot parse a union's
     (``sparse_union<...>[pyarrow]``), which a frame holding one exports."""
     meta = table.schema.metadata or {}
-    if b"pandas" not in meta:
+    doc = meta.get(b"pandas")
+    if doc is None:
         return table
-    doc = json.loads(meta[b"pandas"])
-    index = {c for c in doc.get("index_columns", []) if isinstance(c, str)}
-    names = set(table.column_names) | index
-    kept = [c for c in doc.get("columns", []) if c.get("field_name", c.get("name")) in names]
-    if len(kept) == len(doc.get("columns", [])):
+    kept = _kept_metadata(doc, tuple(table.column_names))
+    if kept is None:
         return table
-    return table.replace_schema_metadata({**meta, b"pandas": json.dumps({**doc, "columns": kept})})
+    return table.replace_schema_metadata({**meta, b"pandas": kept})
+
+
+@lru_cache(maxsize=256)
+def _kept_metadata(doc: bytes, names: tuple[str, ...]) -> bytes | None:
+    """The pandas metadata ``doc`` listing only the columns ``names`` (and its index), or
+    None when it lists no other: parsed once per (metadata, columns), not on every
+    conversion of the frames a table of that schema makes."""
+    parsed = json.loads(doc)
+    index = {c for c in parsed.get("index_columns", []) if isinstance(c, str)}
+    known = set(names) | index
+    listed = parsed.get("columns", [])
+    kept = [c for c in listed if c.get("field_name", c.get("name")) in known]
+    if len(kept) == len(listed):
+        return None
+    return json.dumps({**parsed, "columns": kept}).encode()
 
 
 def _is_extension(pa: Any, arrow_type: Any) -> bool:

@@ -15,6 +15,7 @@ from interchange_hub._core.deps import require
 from interchange_hub._core.device import CPU, Device
 from interchange_hub._core.dtypes import (
     FIXED_SHAPE_TENSOR,
+    TENSOR_DTYPES,
     common_dtype,
     fixed_shape_name,
     fixed_shape_of,
@@ -39,7 +40,7 @@ from interchange_hub._core.info import (
     report_losses,
 )
 from interchange_hub.adapter import Buffer, Context
-from interchange_hub.errors import NoRouteError
+from interchange_hub.errors import ConversionError, NoRouteError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -92,6 +93,16 @@ def ndarray_buffers(arr: Any) -> list[Buffer]:
 def dlpack_dtype(dtype: str) -> bool:
     """Whether DLPack can carry the dtype."""
     return is_numeric(dtype) or dtype in ("bool", "bfloat16") or dtype.startswith("complex")
+
+
+#: The dtypes of a DLPack tensor that numpy can import (``np.from_dlpack``).
+_NUMPY_DLPACK_DTYPES = frozenset((*TENSOR_DTYPES, "complex64", "complex128"))
+
+
+def numpy_holds(dtype: str) -> bool:
+    """Whether ``np.from_dlpack`` can import a tensor of ``dtype`` (not bfloat16, nor the
+    dtypes only torch has: float8, complex32, uint4, ...; see the torch adapter)."""
+    return dtype in _NUMPY_DLPACK_DTYPES
 
 
 # -- Arrow -> tensor -------------------------------------------------------------------------
@@ -324,10 +335,15 @@ def cast_checked(data: Any, to: str, strict: bool) -> Any:
         if col.type == target:
             return col
         try:
-            return col.cast(target, safe=True)
+            out = col.cast(target, safe=True)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
             lossy.append(Loss(name, hub_name(str(col.type)), to, f"the cast changes values: {exc}"))
             return col.cast(target, safe=False)
+        if pa.types.is_floating(col.type) and pa.types.is_floating(target) and _new_infs(col, out):
+            # narrower floats round, as asked; pyarrow lets a finite value overflow silently
+            why = "finite values beyond the narrower float overflow to inf"
+            lossy.append(Loss(name, hub_name(str(col.type)), to, why))
+        return out
 
     if isinstance(data, pa.Table):
         cols = [cast(n, c) for n, c in zip(data.column_names, data.columns, strict=True)]
@@ -336,6 +352,16 @@ def cast_checked(data: Any, to: str, strict: bool) -> Any:
         out = cast("", data)
     report_losses(lossy, "a tensor", strict)
     return out
+
+
+def _new_infs(before: Any, after: Any) -> bool:
+    """Whether the float column ``after`` holds more infinities than ``before``."""
+    pc = require("pyarrow.compute")
+
+    def infs(col: Any) -> int:
+        return int(pc.sum(pc.is_inf(col)).as_py() or 0)
+
+    return bool(len(after)) and infs(after) > infs(before)
 
 
 def _certain(copies: list[Copy]) -> bool:
@@ -691,7 +717,7 @@ def estimate_from_tensor(info: DataInfo) -> Estimate:
         raise Unroutable(f"the data is on {info.device}; Arrow data must be on the CPU")
     (col,) = info.columns
     shape, dtype = info.shape, col.dtype
-    if dtype in ("bfloat16", UNREADABLE):
+    if dtype in ("bfloat16", UNREADABLE) or dtype.startswith("torch_"):
         raise Unroutable(f"Arrow and numpy cannot hold this tensor ({dtype}); cast it first")
     if len(shape) == 0:
         raise Unroutable("a 0-d tensor (a scalar) is neither a column nor a table")
@@ -768,6 +794,8 @@ def ndarray_to_arrow(arr: Any, strict: bool = False) -> Any:
         # that happens to be contiguous is copied too, so the claim (and copy=True) holds.
         layout = layout_of(arr)  # exactly as the estimate decides
         shared = layout == "F" or (layout == "C" and arr.shape[1] == 1)
+        if not arr.shape[1]:  # no columns, but rows: pa.table({}) would have none
+            return pa.table({"_": pa.nulls(arr.shape[0])}).drop_columns(["_"])
         columns = {}
         objects = arr.dtype.kind == "O"
         for i in range(arr.shape[1]):
@@ -796,6 +824,11 @@ def objects_to_arrow(values: list[Any], name: str = TENSOR_NAME, strict: bool = 
     """A pyarrow Array of Python objects (what numpy holds for a nested or extension
     column: see :func:`column_to_ndarray`), its type inferred by pyarrow, and then:
 
+    * objects of several kinds that no one Arrow type holds without changing some (an int
+      and a str, a str and bytes, a date and a datetime) are refused with what to do
+      (:class:`ConversionError`), as are objects pyarrow cannot type (its reason kept);
+    * ints beyond int64 (what pyarrow infers, and overflows on) are read as uint64 where
+      all the ints at their place fit it, exactly; others are refused with what to do;
     * lists of (key, value) tuples, which pyarrow cannot infer, are read as a map;
     * ``pd.Timestamp`` and ``pd.Timedelta`` values (what a timestamp[ns] or duration[ns]
       becomes) keep their nanoseconds: pyarrow infers microseconds, and cuts them. Where
@@ -807,18 +840,172 @@ def objects_to_arrow(values: list[Any], name: str = TENSOR_NAME, strict: bool = 
       the values.
     """
     pa = arrowkit.pa_module()
+    _one_kind(values, name)
     try:
-        arr = pa.array(values)
-    except (pa.ArrowTypeError, pa.ArrowInvalid):
-        arr = _map_of_pairs(pa, values)
-        if arr is None:
-            raise
+        try:
+            arr = _inferred(pa, values)
+        except OverflowError:  # an int beyond int64, what pyarrow infers for Python ints
+            arr = _wide_integers(pa, values, name)
+    except (pa.ArrowTypeError, pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise ConversionError(
+            f"{_which(name)} holds Python objects that no one Arrow type holds ({exc}); "
+            "convert them to one type first (arr.astype(str) for text, or one column per "
+            "type)"
+        ) from exc
     dtype = str(arr.type)
     if "timestamp[us" in dtype or "duration[us]" in dtype:
         arr = _nanoseconds_kept(pa, values, arr, name, strict)
     if "decimal" in dtype:
         arr = arr.cast(_retyped(pa, arr.type, _widest_decimal))
     return arr
+
+
+def _which(name: str) -> str:
+    return f"column {name!r}" if name else "the array"
+
+
+def _inferred(pa: Any, values: list[Any]) -> Any:
+    """``pa.array(values)``, or the map :func:`_map_of_pairs` reads where pyarrow cannot
+    infer a type (its error is raised where that is no map either)."""
+    try:
+        return pa.array(values)
+    except (pa.ArrowTypeError, pa.ArrowInvalid):
+        arr = _map_of_pairs(pa, values)
+        if arr is None:
+            raise
+        return arr
+
+
+#: What kind of value a Python object is, by its class (see :func:`_kind_of`).
+_KINDS: dict[type, str] = {type(None): ""}
+#: Kinds of values pyarrow holds in one type without changing a value: Python ints are
+#: read as doubles beside floats (pyarrow refuses an int a double cannot hold exactly)
+#: and as decimals beside Decimals.
+_MERGED_KINDS = (frozenset({"int", "float"}), frozenset({"int", "decimal"}))
+
+
+def _kind_of(cls: type) -> str:
+    """The kind of value of a class of Python objects ("" for None and for classes the
+    hub leaves to pyarrow: those it cannot mix up)."""
+    import datetime as dt
+    import decimal
+    import numbers
+
+    np = np_module()
+    kinds: tuple[tuple[Any, str], ...] = (
+        ((bool, np.bool_), "bool"),
+        (numbers.Integral, "int"),  # numpy's integers too
+        ((float, np.floating), "float"),
+        (decimal.Decimal, "decimal"),
+        ((str, np.str_), "str"),
+        ((bytes, bytearray, memoryview), "bytes"),
+        ((dt.datetime, np.datetime64), "datetime"),  # before date: a datetime is a date
+        (dt.date, "date"),
+        (dt.time, "time"),
+        ((dt.timedelta, np.timedelta64), "timedelta"),
+        ((list, tuple, np.ndarray), "list"),
+        (dict, "dict"),
+    )
+    return next((kind for classes, kind in kinds if issubclass(cls, classes)), "")
+
+
+def _one_kind(values: list[Any], name: str) -> None:
+    """Refuse Python objects of several kinds (an int and a str) that pyarrow cannot hold
+    in one type, or would hold only by changing some of them (a str beside bytes becomes
+    its UTF-8 bytes, a datetime after a date loses its time of day). Ints beside floats
+    or Decimals are fine: pyarrow keeps their values (see :data:`_MERGED_KINDS`)."""
+    kinds = set()
+    for cls in set(map(type, values)):
+        kind = _KINDS.get(cls)
+        if kind is None:
+            kind = _KINDS[cls] = _kind_of(cls)
+        if kind:
+            kinds.add(kind)
+    if len(kinds) < 2 or any(kinds <= merged for merged in _MERGED_KINDS):
+        return
+    listing = " and ".join(sorted(kinds))
+    raise ConversionError(
+        f"{_which(name)} holds Python objects of several types ({listing}), which no one "
+        "Arrow type holds without changing some of them (pyarrow infers no union); convert "
+        "them to one type first (e.g. arr.astype(str)), or split them into one column per "
+        "type (or build a pyarrow.UnionArray and convert that)"
+    )
+
+
+_INT64_MIN, _INT64_MAX, _UINT64_MAX = -(2**63), 2**63 - 1, 2**64 - 1
+
+
+def _wide_integers(pa: Any, values: list[Any], name: str) -> Any:
+    """``values`` where some Python int is beyond int64 (pyarrow's inference overflows):
+    the type pyarrow infers with those ints left out, each int64 in it (a list's items, a
+    field, ...) that holds one read as uint64 when all its values fit (0 to 2**64-1);
+    other values are refused with what to do."""
+    typ = _inferred(pa, _ints_in_range(values)).type
+    wide = _uint64_where_needed(pa, typ, values, name)
+    try:
+        return pa.array(values, type=wide)
+    except OverflowError:  # pragma: no cover - the values were checked against the type
+        raise ConversionError(f"{_which(name)} holds ints beyond 64 bits") from None
+
+
+def _ints_in_range(value: Any) -> Any:
+    """``value`` (nested lists, tuples and dicts) with each int beyond int64 as 0: what
+    pyarrow can infer a type from."""
+    if isinstance(value, list):
+        return [_ints_in_range(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_ints_in_range(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _ints_in_range(v) for k, v in value.items()}
+    if type(value) is int and not _INT64_MIN <= value <= _INT64_MAX:
+        return 0
+    return value
+
+
+def _uint64_where_needed(pa: Any, typ: Any, values: list[Any], name: str) -> Any:
+    """``typ`` (inferred by :func:`_ints_in_range`) with uint64 for each int64 in it whose
+    ``values`` (the Python objects at that place, None for nulls) go beyond int64 and fit
+    uint64; values that fit neither are refused."""
+    t = pa.types
+    present = [v for v in values if v is not None]
+    if t.is_int64(typ):
+        ints = [v for v in present if type(v) is int]
+        if not ints or _INT64_MIN <= min(ints) and max(ints) <= _INT64_MAX:
+            return typ
+        low, high = min(ints), max(ints)
+        if 0 <= low and high <= _UINT64_MAX:
+            return pa.uint64()
+        if high > _UINT64_MAX or low < _INT64_MIN:
+            why = f"{high if high > _UINT64_MAX else low} is beyond 64 bits"
+        else:
+            why = (
+                f"{low} needs int64 and {high} uint64 (int64 ends at 2**63-1, uint64 holds "
+                "no negative numbers)"
+            )
+        raise ConversionError(
+            f"{_which(name)} holds Python ints that no Arrow integer type holds: {why}; "
+            "convert them to decimal.Decimal (decimal128 holds 38 digits), float or str first"
+        )
+    if t.is_list(typ) or t.is_large_list(typ) or t.is_fixed_size_list(typ):
+        items = [x for v in present if isinstance(v, (list, tuple)) for x in v]
+        field = typ.value_field.with_type(_uint64_where_needed(pa, typ.value_type, items, name))
+        if t.is_fixed_size_list(typ):
+            return pa.list_(field, typ.list_size)
+        return pa.list_(field) if t.is_list(typ) else pa.large_list(field)
+    if t.is_struct(typ):
+        rows = [v for v in present if isinstance(v, dict)]
+        return pa.struct(
+            [
+                f.with_type(_uint64_where_needed(pa, f.type, [r.get(f.name) for r in rows], name))
+                for f in typ
+            ]
+        )
+    if t.is_map(typ):
+        pairs = [p for v in present if isinstance(v, list) for p in v if isinstance(p, tuple)]
+        key = _uint64_where_needed(pa, typ.key_type, [p[0] for p in pairs], name)
+        item = _uint64_where_needed(pa, typ.item_type, [p[1] for p in pairs if len(p) > 1], name)
+        return pa.map_(typ.key_field.with_type(key), typ.item_field.with_type(item))
+    return typ
 
 
 def _map_of_pairs(pa: Any, values: list[Any]) -> Any:

@@ -187,7 +187,7 @@ RULES: dict[str, tuple[Rule, ...]] = {
         Rule(
             _INSIDE + r"(?:u?int(?:8|16|32)|uint64)(?![\w\[])",
             "int64",
-            "objects: Python ints are read back as int64 (a uint64 above 2**63 fails)",
+            "objects: Python ints are read back as int64 (uint64 where a value is above 2**63 - 1)",
         ),
         Rule(
             _INSIDE + r"(?:halffloat|float)(?![\w\[])",
@@ -423,9 +423,25 @@ LOSSY: dict[str, tuple[Lossy, ...]] = {
         ),
     ),
     "torch": (
-        Lossy("integers with nulls", "float64 with NaN"),
-        Lossy("floats with nulls", "NaN (null and NaN merge)"),
-        Lossy("strings, temporal, nested types", "refused: torch holds numbers only"),
+        Lossy("integers with nulls", "float64 with NaN", _NUMBERS, "nulls"),
+        Lossy("floats with nulls", "NaN (null and NaN merge)", _FLOATS, "nulls"),
+        Lossy(
+            "timestamp, duration, date32",
+            "int64 ticks (torch has no time type): a zone is dropped, a null becomes -2**63",
+            r"(?:timestamp|duration)\[.+\]|date32\[day\]",
+        ),
+        Lossy("bool with nulls", "refused: fill the nulls first", "bool", "nulls", refused=True),
+        Lossy(
+            "fixed_shape_tensor with null rows, or in a table",
+            "refused: an N-D tensor has no null rows; a tensor column converts on its own",
+            r"extension<arrow\.fixed_shape_tensor\[.+\]>",
+            "nulls",
+            refused=True,
+        ),
+        Lossy(
+            "strings, date64, times, decimals, nested and other types",
+            "refused: torch holds numbers only (see the refusals)",
+        ),
     ),
     "datasets": (
         Lossy(
@@ -553,6 +569,18 @@ REFUSED: dict[str, tuple[tuple[str, str], ...]] = {
         (
             r".*(?:sparse|dense)_union<.*",
             "xarray holds no union type: split the column into one column per member type first",
+        ),
+    ),
+    "torch": (
+        (
+            (
+                r"(?!(?:bool|u?int(?:8|16|32|64)|halffloat|float|double|date32\[day\]"
+                r"|(?:timestamp|duration)\[.+\]|extension<arrow\.fixed_shape_tensor\[.+\]>)$).+"
+            ),
+            (
+                "torch holds numbers only (bool, integers, floats; times as int64 ticks): cast "
+                "the column to a number type first, or convert the data to a table library"
+            ),
         ),
     ),
     "jax": (

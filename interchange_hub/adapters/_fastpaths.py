@@ -493,4 +493,13 @@ def _numpy_copy(value: Any, ctx: Context) -> Any:
 
 
 def _torch_copy(value: Any, ctx: Context) -> Any:
-    return value.detach().clone()
+    value = value.detach()
+    try:
+        return value.clone()
+    except NotImplementedError:
+        # torch has no copy kernel for its sub-byte dtypes (uint1-7, int1-7: a byte each,
+        # "copy_kernel not implemented for 'UInt4'"): the bytes are copied as uint8
+        if value.element_size() != 1 or value.is_quantized:
+            raise
+        torch = require("torch")
+        return value.view(torch.uint8).clone().view(value.dtype)

@@ -12,7 +12,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub._bridge import tensors
-from interchange_hub._core.dtypes import TENSOR_DTYPES, is_float
+from interchange_hub._core.dtypes import TENSOR_DTYPES
 from interchange_hub._core.info import (
     Column,
     Copy,
@@ -114,6 +114,12 @@ class NumpyAdapter(Adapter):
 
 def _export_estimate(ctx: Context) -> Estimate:
     (col,) = ctx.info.columns
+    if col.dtype == "object":
+        raise Unroutable(
+            "DLPack cannot carry object (an array of Python objects, whose type shows only "
+            "when read): cast it to a number dtype first (e.g. arr.astype('uint64')), or "
+            "convert it to pyarrow first, which reads their type"
+        )
     if not tensors.dlpack_dtype(col.dtype):
         raise Unroutable(f"DLPack cannot carry {col.dtype}")
     losses: tuple[Loss, ...] = ()
@@ -134,7 +140,7 @@ def _import_estimate(ctx: Context) -> Estimate:
         raise Unroutable("only tensors travel through DLPack")
     if not info.device.is_cpu:
         raise Unroutable(f"numpy holds CPU memory only; the data is on {info.device}")
-    if info.columns and info.columns[0].dtype in ("bfloat16", tensors.UNREADABLE):
+    if info.columns and not tensors.numpy_holds(info.columns[0].dtype):
         raise Unroutable(f"numpy cannot hold this tensor ({info.columns[0].dtype}); cast it first")
     if ctx.copy:
         copies = () if ctx.fresh else (Copy("", info.nbytes, tensors.COPY_TRUE),)
@@ -200,19 +206,31 @@ def _count(info: DataInfo) -> int:
 def _cast(value: Any, ctx: Context) -> Any:
     np = tensors.np_module()
     want = np.dtype(ctx.dtype)
-    out = value.astype(want, order="C")
-    src = value.dtype
-    # Narrower floats are what dtype= asks for; other unsafe casts are checked by value.
-    if not np.can_cast(src, want, "safe") and not (is_float(src.name) and is_float(want.name)):
-        back = out.astype(src)
-        same = np.array_equal(back, value, equal_nan=src.kind == "f")
-        if not same:
-            report_losses(
-                [Loss("", src.name, want.name, "the cast changes values (overflow or rounding)")],
-                "a tensor",
-                ctx.strict,
-            )
+    with np.errstate(all="ignore"):  # numpy's RuntimeWarnings: the loss is reported below
+        out = value.astype(want, order="C")
+        lost = _cast_loss(np, value, out)
+    if lost:
+        report_losses([Loss("", value.dtype.name, want.name, lost)], "a tensor", ctx.strict)
     return out
+
+
+def _cast_loss(np: Any, value: Any, out: Any) -> str:
+    """What the cast of ``value`` to ``out`` changed ("" for nothing). Narrower floats
+    round, as dtype= asks, but a finite value that overflows to inf is reported; other
+    casts are checked by value where numpy's casting rules do not promise them exact
+    (int64 and uint64 into float64 are "safe" to numpy, yet round above 2**53)."""
+    src, want = value.dtype, out.dtype
+    if src.kind == "f" and want.kind == "f":
+        if want.itemsize < src.itemsize and np.isinf(out).sum() > np.isinf(value).sum():
+            return "finite values beyond the narrower float overflow to inf"
+        return ""
+    wide_ints = src.kind in "iu" and want.kind == "f" and src.itemsize >= want.itemsize
+    if np.can_cast(src, want, "safe") and not wide_ints:
+        return ""
+    back = out.astype(src)
+    if np.array_equal(back, value, equal_nan=src.kind == "f"):
+        return ""
+    return "the cast changes values (overflow or rounding)"
 
 
 @hookimpl

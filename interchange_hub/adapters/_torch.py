@@ -18,6 +18,7 @@ from interchange_hub._c import cuda
 from interchange_hub._core import dtypes
 from interchange_hub._core.deps import require
 from interchange_hub._core.device import Device, DeviceType
+from interchange_hub._core.dtypes import TENSOR_DTYPES
 from interchange_hub._core.info import (
     NO_FLAGS,
     Column,
@@ -51,8 +52,29 @@ def _torch() -> Any:
     return require("torch", "to make torch tensors")
 
 
+#: torch's dtypes that the hub names (by torch's own names): DLPack's numbers and bool.
+_HUB_DTYPES = frozenset(
+    (
+        *TENSOR_DTYPES,
+        "bfloat16",
+        "complex64",
+        "complex128",
+    )
+)
+
+
+@cache
 def _dtype_name(dtype: Any) -> str:
-    return str(dtype).removeprefix("torch.")  # torch's names are the hub's
+    """The hub's name for a torch dtype: torch's own for those the hub knows, and
+    ``torch_<name>`` for the others (float8_e4m3fn, complex32, uint4, qint8, bits8, ...),
+    which no other library holds: no route mistakes them for numbers it can take (a
+    uint4 for an integer, a complex32 for a complex numpy dtype)."""
+    name = str(dtype).removeprefix("torch.")
+    return name if name in _HUB_DTYPES else f"torch_{name}"
+
+
+#: torch dtypes whose tensors torch's DLPack export refuses (BufferError).
+_NO_DLPACK = ("torch_qint", "torch_quint", "torch_bits")
 
 
 def _device(t: Any) -> Device:
@@ -266,6 +288,12 @@ def _export_estimate(ctx: Context) -> Estimate:
     (col,) = info.columns
     if Flag.SPARSE in col.flags:
         raise Unroutable("sparse tensors have no DLPack export; call .to_dense() first")
+    if col.dtype.startswith(_NO_DLPACK):
+        raise Unroutable(
+            f"torch has no DLPack export for {col.dtype.removeprefix('torch_')} tensors "
+            "(quantized or bit types); dequantize or cast the tensor first (e.g. "
+            "tensor.dequantize(), tensor.view(torch.uint8))"
+        )
     if Flag.LAZY_BIT in col.flags:
         reason = "torch materialises a conjugate/negative view (resolve_conj/resolve_neg)"
         out = info.but(columns=(replace(col, flags=NO_FLAGS),), layout="C")

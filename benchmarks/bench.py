@@ -135,6 +135,7 @@ COPY_MEMORY_TARGET = 1.1
 ZERO_COPY_MEMORY_TARGET = 1 << 20
 COPY_MEMORY_MIN_RESULT = 1 << 20  # below this, page granularity decides the ratio
 IMPORT_TARGET_MS = 10.0
+COLD_START_TARGET_MS = 20.0  # the first ih.convert in a fresh process, libraries imported
 REGRESSION_THRESHOLD = 0.25  # on hub ÷ direct ratios (Conbench-like): machines differ
 # A ratio that grew past the threshold is a regression only when the hub also takes this
 # much longer than the baseline's ratio predicts for today's direct call: a 2 µs call
@@ -1298,6 +1299,59 @@ _IMPORT_HUB = (
 )
 
 
+# The first conversion in a fresh interpreter, pyarrow and polars imported and used once
+# (their own first-use costs are not the hub's), with the environment's plugins (entry
+# points) as a user has them.
+_COLD_START = (
+    "import json, time, pyarrow as pa, polars as pl; t = pa.table({{'a': [1, 2, 3]}}); "
+    "pl.from_arrow(t); s = time.perf_counter_ns(); import interchange_hub as ih; "
+    "ih.convert(t, to='polars'); s = time.perf_counter_ns() - s; "
+    "print(json.dumps([s, sorted(m for m in {plugins!r} if m in __import__('sys').modules)]))"
+)
+
+
+_REPO_PLUGINS = ("arro3", "dask", "datasets", "duckdb", "jax", "ray", "xarray")
+
+
+def measure_cold_start(runs: int = 7) -> dict[str, Any]:
+    """The first ``ih.convert(pa.table, to="polars")`` in fresh interpreters (medians of
+    ``runs``, after one run that compiles the .pyc files), and which plugin modules it
+    imported (none: entry points are read on first need)."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("INTERCHANGE_HUB_DISABLE_PLUGIN_AUTOLOAD", "PYTHONPROFILEIMPORTTIME")
+    }
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    plugins = [f"interchange_hub_{name}" for name in _REPO_PLUGINS]
+    code = _COLD_START.format(plugins=plugins)
+    root = Path(__file__).resolve().parent.parent
+
+    def run() -> tuple[float, list[str]]:
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+            cwd=root,
+        )
+        ns, imported = json.loads(done.stdout.strip().splitlines()[-1])
+        return ns / 1e6, imported
+
+    run()
+    times, imported = [], set()
+    for _ in range(runs):
+        ms, found = run()
+        times.append(ms)
+        imported.update(found)
+    return {
+        "runs": runs,
+        "first_convert_ms": statistics.median(times),
+        "plugin_modules_imported": sorted(imported),
+    }
+
+
 def measure_import(runs: int = 10) -> dict[str, Any]:
     """The cost of ``import interchange_hub``, timed inside fresh interpreters.
 
@@ -1569,6 +1623,7 @@ def run_all(
         if progress:
             progress("import time in fresh interpreters ...")
         results["import"] = measure_import(settings.import_runs)
+        results["cold_start"] = measure_cold_start()
     results["meta"]["duration_s"] = round(time.perf_counter() - started, 1)
     results["meta"]["loadavg_end"] = round(os.getloadavg()[0], 2)
     return results

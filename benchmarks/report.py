@@ -222,6 +222,18 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
             + f"; medians of {imp['runs']} fresh interpreters). Heavy modules imported: "
             f"{', '.join(heavy) or 'none'}. Largest self times in `-X importtime` (ms): {top}"
         )
+    cold = results.get("cold_start")
+    if cold:
+        ms = cold["first_convert_ms"]
+        imported = cold["plugin_modules_imported"]
+        ok_c = ms <= bench.COLD_START_TARGET_MS and not imported
+        out.append(
+            f"- **Cold start ≤ {bench.COLD_START_TARGET_MS:g} ms**: "
+            f"{'PASS' if ok_c else 'MISS'}: the first `ih.convert(pa.table, to='polars')` in "
+            f"a fresh process (pyarrow and polars imported and used once) costs {ms:.1f} ms "
+            f"(median of {cold['runs']} interpreters, the environment's plugins installed); "
+            f"plugin modules it imported: {', '.join(imported) or 'none'}"
+        )
     passed, missed = count("zero_copy_scaling")
     out.append(
         f"- **Zero-copy pairs: t(largest)/t(smallest) ≤ {bench.ZERO_COPY_SCALING_TARGET:g}** "

@@ -274,7 +274,7 @@ print(json.dumps({"steps": steps, "warnings": [str(w.message) for w in caught]})
 """
 
 
-def _probe(site: Path, code: str, **env: str) -> dict[str, Any]:
+def _probe(site: Path, code: str, **env: str) -> Any:
     environ = {
         k: v
         for k, v in os.environ.items()
@@ -291,8 +291,7 @@ def _probe(site: Path, code: str, **env: str) -> dict[str, Any]:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def test_a_conversion_between_builtins_reads_no_entry_point(site: Path) -> None:

@@ -12,6 +12,6 @@ if not marker.exists():
     marker.write_text("interrupted")
     raise KeyboardInterrupt
 
-from tests.fake_plugins.boxes import register_adapters  # noqa: E402
+from tests.fake_plugins.boxes import register_adapters
 
 __all__ = ["register_adapters"]

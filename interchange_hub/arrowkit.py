@@ -73,7 +73,63 @@ def _column(name: str, arr: Any) -> Column:
     width = _VIEW_WIDTH if dtype in _VIEWS else _DECIMAL_WIDTHS.get(dtype.split("(")[0], 0)
     if width and _unaligned(parts, width):
         flags = flags | _UNALIGNED
+    if _nested_bitmap_offset(arr.type, parts):
+        flags = flags | _NESTED_BITMAP_OFFSET
     return Column(name, dtype, nbytes(parts), int(arr.null_count), len(parts), flags)
+
+
+_NESTED_BITMAP_OFFSET = frozenset({Flag.NESTED_BITMAP_OFFSET})
+
+
+def _nested_bitmap_offset(typ: Any, parts: Any) -> bool:
+    """``Flag.NESTED_BITMAP_OFFSET`` of chunks ``parts`` of ``typ``: whether a nested array
+    with nulls starts inside a byte of its validity bitmap. A walk over the nested arrays'
+    offsets and null counts, never their values; flat types answer at once."""
+    if not typ.num_fields and typ.id not in _WRAPPERS:
+        return False  # flat types: two attribute reads on the route key's path
+    pa = pa_module()
+    while isinstance(typ, pa.BaseExtensionType):
+        typ = typ.storage_type
+    if not (typ.num_fields or pa.types.is_dictionary(typ)):
+        return False
+    return any(_inside_a_byte(pa, chunk) for chunk in parts if len(chunk))
+
+
+# Arrow type ids (pyarrow's DataType.id) of types without fields that may hold nested
+# arrays: a dictionary (its values), an extension type (its storage).
+_WRAPPERS = frozenset({29, 31})
+
+
+def _inside_a_byte(pa: Any, arr: Any) -> bool:
+    """Whether a nested array of ``arr`` (not ``arr`` itself) with nulls starts inside a
+    byte of its bitmap: its own offset, plus that of the structs above it (and of the
+    fixed-size lists above it, times their sizes), which select its rows."""
+    t, typ = pa.types, arr.type
+    if isinstance(typ, pa.BaseExtensionType):
+        return _inside_a_byte(pa, arr.storage)
+    if t.is_struct(typ) or t.is_union(typ):
+        nested = [arr.field(i) for i in range(typ.num_fields)]  # (at a struct's rows)
+    elif t.is_fixed_size_list(typ):
+        size = typ.list_size
+        nested = [arr.values.slice(arr.offset * size, len(arr) * size)]
+    elif t.is_dictionary(typ):
+        nested = [arr.dictionary]
+    elif typ.num_fields:  # lists, maps, list views, run-end encoded: their values as they are
+        nested = [arr.values]
+    else:
+        return False
+    for child in nested:
+        if not len(child):
+            continue
+        ctype = child.type
+        while isinstance(ctype, pa.BaseExtensionType):
+            ctype = ctype.storage_type
+        flat = t.is_boolean(ctype) or t.is_null(ctype) or t.is_union(ctype)
+        if child.offset % 8 and not flat and child.null_count:
+            return True
+        if _inside_a_byte(pa, child):
+            return True
+    return False
 
 
 def _unaligned(parts: Any, width: int) -> bool:
@@ -126,21 +182,26 @@ def _alignment(arr: Any) -> int:
 def route_key(obj: Any) -> Any:
     """What decides the route of a pyarrow Table, RecordBatch, Array or ChunkedArray
     besides its size: the schema (or type), and per column whether it has nulls, how many
-    chunks and whether a chunk starts at an offset. None for empty data (always planned)."""
+    chunks, whether a chunk starts at an offset and whether a nested array with nulls starts
+    inside a byte of its bitmap. None for empty data (always planned)."""
     pa = pa_module()
     cls = type(obj)
     if cls is pa.Table or cls is pa.RecordBatch:
         if not obj.num_rows:
             return None
-        return (obj.schema, tuple(_column_key(c) for c in obj.columns))
+        schema = obj.schema
+        keys = tuple(_column_key(c, t) for c, t in zip(obj.columns, schema.types, strict=True))
+        return (schema, keys)
     if (cls is pa.ChunkedArray or isinstance(obj, pa.Array)) and len(obj):
-        return (cls, obj.type, _column_key(obj))
+        typ = obj.type
+        return (cls, typ, _column_key(obj, typ))
     return None
 
 
-def _column_key(arr: Any) -> tuple[bool, int, bool]:
+def _column_key(arr: Any, typ: Any) -> tuple[bool, int, bool, bool]:
     parts = arr.chunks if hasattr(arr, "chunks") else (arr,)
-    return (arr.null_count > 0, len(parts), any(p.offset for p in parts))
+    nested = _nested_bitmap_offset(typ, parts)
+    return (arr.null_count > 0, len(parts), any(p.offset for p in parts), nested)
 
 
 def describe_schema(schema: Any, kind: Kind) -> DataInfo:

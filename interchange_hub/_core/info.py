@@ -38,6 +38,11 @@ class Flag(enum.StrEnum):
     # a chunk's values are not aligned to their width (a decimal128 in an IPC body, whose
     # buffers are 8-byte aligned): a library that loads them as wide integers copies
     UNALIGNED = "unaligned"
+    # a nested array with nulls (a struct's field, a list's values, a dictionary, a union's
+    # member) reads its validity bitmap from inside a byte, as its parents select its rows:
+    # its own offset, or a struct's moved into it. A library that keeps no offsets (arrow-rs)
+    # rebuilds that bitmap.
+    NESTED_BITMAP_OFFSET = "nested_bitmap_offset"
 
 
 NO_FLAGS: frozenset[Flag] = frozenset()  # a shared empty set, for the hot paths

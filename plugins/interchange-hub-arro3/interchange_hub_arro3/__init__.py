@@ -3,10 +3,13 @@ ChunkedArray and RecordBatchReader as sources and targets; ArrayReader as a sour
 
 arro3 speaks the Arrow PyCapsule interface both ways and moves the C structs without
 copying, so both edges are zero-copy. The exceptions are measured, not guessed: arrow-rs
-cannot export a validity bitmap that starts inside a byte, so a slice with nulls whose
-offset is not a multiple of 8 gets a new bitmap on every export; and asking for a
-contiguous ``Array`` or ``RecordBatch`` combines several chunks. Describing and measuring
-import the object into pyarrow through the capsule (zero-copy).
+exports every array but a boolean one narrowed to its rows, at offset 0, so a validity
+bitmap whose first row does not start a byte is rebuilt on every export: that of a slice
+with nulls whose offset is not a multiple of 8, and that of a nested array with nulls at
+such an offset (a struct's fields take the struct's offset: arrow-rs moves it into them;
+a list's values, a dictionary or a union's member may have an offset of their own). And
+asking for a contiguous ``Array`` or ``RecordBatch`` combines several chunks. Describing
+and measuring import the object into pyarrow through the capsule (zero-copy).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from interchange_hub.adapter import (
     ARROW,
     Adapter,
     Buffer,
+    Column,
     Context,
     Copy,
     DataInfo,
@@ -48,6 +52,33 @@ _REALIGNED = (
     "arro3 (arrow-rs) cannot export a validity bitmap that starts inside a byte: a slice "
     "with nulls at an offset that is not a multiple of 8 gets a new bitmap on every export"
 )
+_REBUILT_BITMAPS = (
+    "arro3 (arrow-rs) cannot export a validity bitmap that starts inside a byte: a slice "
+    "with nulls, or a nested array with nulls, at an offset that is not a multiple of 8 gets "
+    "a new bitmap on every export (seen by comparing two exports)"
+)
+
+# arrow-rs has no offset for a struct: importing one at an offset, it moves the offset into
+# each field, whose validity bitmap then starts there (bit 3 of a struct sliced at 3); and
+# it exports a field like any array, narrowed to its rows, so that bitmap is rebuilt. The
+# fields' nulls are not in the column's description (its nulls are the struct's own).
+_FIELD_BITMAPS = (
+    "arrow-rs moves the offset of a struct into its fields: a field's validity bitmap that "
+    "then starts inside a byte is rebuilt on every export (the fields' nulls are not seen: "
+    "claimed wherever the struct is at an offset)"
+)
+# A nested array with nulls whose validity bitmap starts inside a byte, seen by the core's
+# description (``Flag.NESTED_BITMAP_OFFSET`` where the core has it): arrow-rs rebuilds it.
+_NESTED_BITMAP_OFFSET = "nested_bitmap_offset"
+_NESTED_BITMAPS = (
+    "a nested array with nulls (a struct's field, a list's values, a dictionary, a union's "
+    "member) starts inside a byte of its validity bitmap: arrow-rs rebuilds that bitmap on "
+    "every export"
+)
+# Whether the core describes nested arrays' offsets (it sets the flag above): where it
+# does not, a struct at an offset is claimed by its type alone (see _FIELD_BITMAPS), and a
+# nested array at an offset of its own is not seen.
+_CORE_SEES_NESTED_OFFSETS = any(flag == _NESTED_BITMAP_OFFSET for flag in Flag)
 
 # arrow-rs exports a slice as buffers narrowed to the slice. The hub measures a slice's
 # own bytes only for flat fixed-width, (large) string/binary and dictionary columns; for
@@ -68,14 +99,34 @@ _UNION_REBUILT = (
 
 
 # arrow-rs (arro3 0.9) panics importing a struct at an offset whose child is a struct
-# ("assertion failed: end <= self.len()"; read from a stream, it aborts the process). Such
-# a struct is rebuilt at offset 0 over its children sliced to its rows (zero-copy); only a
-# validity bitmap that does not start at a byte boundary is copied.
+# ("assertion failed: end <= self.len()"; read from a stream, it aborts the process): it
+# slices a nested struct to its parent's rows twice. The same for a struct whose child is
+# a struct at an offset of its own and of another length, and for the structs in the
+# values of a fixed-size list at an offset (arrow-rs slices those values to its rows).
+# Such a struct (or list) is rebuilt at offset 0 over its children sliced to its rows
+# (zero-copy); only a validity bitmap that does not start at a byte boundary is copied.
 _NESTED_STRUCT_BITMAPS = (
     "arrow-rs cannot import a struct of structs at an offset (it panics): the offset is "
     "moved into the children, and the validity bitmaps of the nested structs are rebuilt "
     "at offset 0 (a copy)"
 )
+
+
+def _is_nested(dtype: str) -> bool:
+    """Whether a column of ``dtype`` holds nested arrays (fields, values, a dictionary,
+    members), whose bitmaps are not the column's own. (Parameters of flat types are in
+    brackets or parentheses: timestamp[us, tz=UTC], decimal128(10, 2).)"""
+    return "<" in dtype
+
+
+def _moves_offset_into_fields(dtype: str) -> bool:
+    """Whether arrow-rs moves the offset of a column of ``dtype`` into its fields: a struct,
+    a fixed-size list (into its values, times its size), or an extension type whose name
+    shows one of them (opaque types name their storage)."""
+    moving = ("struct<", "fixed_size_list<")
+    return dtype.startswith(moving) or (
+        dtype.startswith("extension<") and any(m in dtype for m in moving)
+    )
 
 
 def _nests_structs(dtype: str) -> bool:
@@ -86,9 +137,11 @@ def _nests_structs(dtype: str) -> bool:
 
 
 def _may_nest_structs(dtype: str) -> bool:
-    """:func:`_nests_structs`, or an extension type (whose storage is not always in its
-    name): such columns are looked at when imported."""
-    return _nests_structs(dtype) or "extension<" in dtype
+    """:func:`_nests_structs`, a fixed-size list that may hold structs (arrow-rs slices its
+    values to its rows, a struct among them at an offset), or an extension type (whose
+    storage is not always in its name): such columns are looked at when imported."""
+    fixed_structs = "fixed_size_list<" in dtype and "struct<" in dtype
+    return _nests_structs(dtype) or fixed_structs or "extension<" in dtype
 
 
 def _rebuilt_for_arrow_rs(dtype: str) -> bool:
@@ -168,8 +221,9 @@ class Arro3Adapter(Adapter):
             return arrowkit.describe_schema(pa.schema([pa.field(obj)]), Kind.COLUMN)
         data = _to_pyarrow(obj)
         info = _describe_pyarrow(data, pa.field(obj).name if _is_column(obj) else "")
-        if any(c.nulls > 0 for c in info.columns):
-            # Compare two exports: a bitmap arrow-rs rebuilds has a new address each time.
+        if any(_may_rebuild(c) for c in info.columns):
+            # Compare two exports: a bitmap arrow-rs rebuilds has a new address each time
+            # (the column's own, or that of a nested array with nulls: see _NESTED_BITMAPS).
             rebuilt = _rebuilt_columns(info, data, _to_pyarrow(obj))
             if rebuilt:
                 info = info.but(
@@ -268,15 +322,21 @@ def _rebuilt_columns(info: DataInfo, first: Any, second: Any) -> set[str]:
     return {
         col.name
         for col, (a, b) in zip(info.columns, pairs, strict=True)
-        if col.nulls > 0 and arrowkit.buffers(a) != arrowkit.buffers(b)
+        if _may_rebuild(col) and arrowkit.buffers(a) != arrowkit.buffers(b)
     }
+
+
+def _may_rebuild(col: Column) -> bool:
+    """Whether arrow-rs may build a new validity bitmap each time it exports ``col``: it
+    has nulls, or nested arrays (whose nulls are not the column's)."""
+    return col.nulls > 0 or _is_nested(col.dtype)
 
 
 # -- arro3 -> arrow --------------------------------------------------------------------------
 def _export_estimate(ctx: Context) -> Estimate:
     info = ctx.info
     copies = tuple(
-        Copy(c.name, max(info.rows, 0) // 8 + 1, _REALIGNED)
+        Copy(c.name, max(info.rows, 0) // 8 + 1, _REBUILT_BITMAPS)
         for c in info.columns
         if REBUILT in c.flags
     )
@@ -306,11 +366,15 @@ def _import_estimate(ctx: Context) -> Estimate:
     # pyarrow slices them to the batches, so that any column may arrive at an offset.
     realigned = info.kind == Kind.TABLE and len(info.columns) > 1
     realigned = realigned and any(c.chunks > 1 for c in info.columns)
+    # Columns of different chunk counts certainly do not line up: each is cut to the
+    # batches (columns of one chunk count are taken to line up, as concatenated tables do).
+    cut = realigned and len({c.chunks for c in info.columns}) > 1
     for col in info.columns:
         # a stream's batches are not seen before they are read: any may be a slice
         flags = col.flags
         if info.kind == Kind.STREAM or (realigned and _rebuilt_for_arrow_rs(col.dtype)):
             flags = flags | {Flag.SLICED}
+        at_offset = cut or Flag.SLICED in col.flags  # (as arrow-rs gets it)
         if _loses_union_offset(col.dtype, flags):
             copies.append(Copy(col.name, col.nbytes, _UNION_REBUILT))
         elif name in ("Array", "RecordBatch") and col.chunks > 1:
@@ -321,7 +385,7 @@ def _import_estimate(ctx: Context) -> Estimate:
             # the views of string_view/binary_view); an IPC body is 8-byte aligned
             reason = "arrow-rs realigns values that are not aligned to their width (a copy)"
             copies.append(Copy(col.name, col.nbytes, reason))
-        elif Flag.SLICED in col.flags and col.nulls > 0 and col.dtype != "bool":
+        elif at_offset and col.nulls > 0 and col.dtype != "bool":
             # The result's bitmap cannot be shown to be the source's (see _REALIGNED); at
             # an offset that is a multiple of 8 it is, and the claim is conservative.
             copies.append(Copy(col.name, max(info.rows, 0) // 8 + 1, _REALIGNED))
@@ -335,6 +399,14 @@ def _import_estimate(ctx: Context) -> Estimate:
             # (a struct of structs inside the column's struct takes the offset too: its
             # nulls are not the column's, so the claim is conservative)
             copies.append(Copy(col.name, max(info.rows, 0) // 8 + 1, _NESTED_STRUCT_BITMAPS))
+        elif _NESTED_BITMAP_OFFSET in col.flags:
+            copies.append(Copy(col.name, max(info.rows, 0) // 8 + 1, _NESTED_BITMAPS))
+        elif _moves_offset_into_fields(col.dtype) and (
+            cut or (Flag.SLICED in col.flags and not _CORE_SEES_NESTED_OFFSETS)
+        ):
+            # (the core's flag above, where it has it, sees a sliced struct's fields; a
+            # table's batches it does not see)
+            copies.append(Copy(col.name, max(info.rows, 0) // 8 + 1, _FIELD_BITMAPS))
     why = "imported through the C stream/array interface (the C structs are moved)"
     if want == Kind.STREAM and info.kind == Kind.STREAM:
         why = "a lazy arro3 reader over the stream"
@@ -460,12 +532,15 @@ def _structs_at_zero(pa: Any, arr: Any) -> Any:
         # field(i): the child sliced to the struct's rows (its offset moved into it)
         fields = [arr.field(i) for i in range(typ.num_fields)]
         children = [_structs_at_zero(pa, f) for f in fields]
-        moved = arr.offset and any(_is_struct(pa, f.type) for f in typ)
+        # a struct child at an offset (the struct's, or its own) is sliced twice
+        moved = any(f.offset and _is_struct(pa, f.type) for f in fields)
         if not moved and all(new is old for new, old in zip(children, fields, strict=True)):
             return arr
-        return pa.StructArray.from_buffers(
-            typ, len(arr), [_bitmap_at_zero(pa, arr)], arr.null_count, 0, children
-        )
+        return _struct_at_zero(pa, arr, children)
+    if t.is_fixed_size_list(typ) and _holds_structs(pa, typ.value_type):
+        values = arr.values  # (ignoring the list's offset)
+        if arr.offset or values.offset:  # arrow-rs slices the values to the list's rows
+            return _fixed_list_at_zero(pa, arr)
     if t.is_dictionary(typ):
         values = arr.dictionary
         new = _structs_at_zero(pa, values)
@@ -497,6 +572,50 @@ def _structs_at_zero(pa: Any, arr: Any) -> Any:
         return arr
     return pa.Array.from_buffers(
         typ, len(arr), arr.buffers()[:own], arr.null_count, arr.offset, [new]
+    )
+
+
+def _holds_structs(pa: Any, typ: Any) -> bool:
+    """Whether arrays of ``typ`` hold structs that arrow-rs slices with them: a struct, or a
+    fixed-size list (or extension type) of such."""
+    while isinstance(typ, pa.BaseExtensionType):
+        typ = typ.storage_type
+    if pa.types.is_fixed_size_list(typ):
+        return _holds_structs(pa, typ.value_type)
+    return bool(pa.types.is_struct(typ))
+
+
+def _struct_at_zero(pa: Any, arr: Any, children: list[Any] | None = None) -> Any:
+    """The struct (or extension array over one) ``arr`` at offset 0 over ``children``
+    (default: its fields sliced to its rows, made safe by :func:`_structs_at_zero`)."""
+    typ = arr.type
+    if isinstance(typ, pa.BaseExtensionType):
+        return pa.ExtensionArray.from_storage(typ, _struct_at_zero(pa, arr.storage))
+    if children is None:
+        children = [_structs_at_zero(pa, arr.field(i)) for i in range(typ.num_fields)]
+    return pa.StructArray.from_buffers(
+        typ, len(arr), [_bitmap_at_zero(pa, arr)], arr.null_count, 0, children
+    )
+
+
+def _fixed_list_at_zero(pa: Any, arr: Any) -> Any:
+    """The fixed-size list ``arr`` (of structs, see :func:`_holds_structs`) at offset 0
+    over its values sliced to its rows, themselves at offset 0."""
+    typ = arr.type
+    size = typ.list_size
+    rows = arr.values.slice(arr.offset * size, len(arr) * size)
+    storage = rows.type
+    while isinstance(storage, pa.BaseExtensionType):
+        storage = storage.storage_type
+    if pa.types.is_fixed_size_list(storage):
+        if isinstance(rows.type, pa.BaseExtensionType):
+            rows = pa.ExtensionArray.from_storage(rows.type, _fixed_list_at_zero(pa, rows.storage))
+        else:
+            rows = _fixed_list_at_zero(pa, rows)
+    else:
+        rows = _struct_at_zero(pa, rows)
+    return pa.Array.from_buffers(
+        typ, len(arr), [_bitmap_at_zero(pa, arr)], arr.null_count, 0, [rows]
     )
 
 

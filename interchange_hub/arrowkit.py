@@ -14,10 +14,10 @@ from interchange_hub._core.dtypes import hub_name
 from interchange_hub._core.info import NO_FLAGS, Column, DataInfo, Flag, Kind, Loss, alignment_of
 from interchange_hub._core.protocols import is_arrow_array, is_arrow_stream
 from interchange_hub.adapter import Buffer
-from interchange_hub.errors import NoRouteError
+from interchange_hub.errors import ConversionError, NoRouteError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable, Iterator, Sequence
 
 
 def pa_module() -> Any:
@@ -277,7 +277,17 @@ def read_table(value: Any) -> Any:
     if isinstance(value, pa.RecordBatch):
         return pa.Table.from_batches([value])
     if is_arrow_stream(value):
-        return pa.table(value)
+        table = pa.table(value)
+        try:
+            table.validate()  # lengths only: O(columns x chunks), no data read
+        except pa.ArrowInvalid as exc:
+            raise ConversionError(
+                f"the stream of {type(value).__name__} holds record batches whose columns "
+                f"are longer than their rows ({exc}): slices of longer arrays, which "
+                "pyarrow's record batch import keeps as they are; export each batch sliced "
+                "to its rows (or as a column's stream, whose structs are nullable)"
+            ) from exc
+        return table
     return pa.Table.from_batches([pa.record_batch(value)])
 
 
@@ -291,53 +301,60 @@ def read_column(value: Any) -> Any:
     return pa.chunked_array(value)
 
 
-def _view_columns(pa: Any, schema: Any) -> list[int]:
-    t = pa.types
-    return [
-        i for i, typ in enumerate(schema.types) if t.is_string_view(typ) or t.is_binary_view(typ)
-    ]
+def empty_chunks_at_zero(data: Any, where: Sequence[int] | None = None) -> Any:
+    """``data`` (a pyarrow Table, RecordBatch, RecordBatchReader, ChunkedArray or Array)
+    with each empty chunk at an offset replaced by an empty chunk of its type at offset 0.
 
-
-def views_at_zero(data: Any) -> Any:
-    """``data`` (a pyarrow Table, RecordBatch, ChunkedArray or Array) with each empty
-    string_view or binary_view chunk at an offset replaced by an empty chunk at offset 0.
-
-    pyarrow's C export of such a chunk (pyarrow 26) drops its views buffer but keeps the
-    offset: whoever imports it holds an invalid array ("View buffer size (bytes): 0 isn't
-    large enough for length: 0 and offset: 1"), which pyarrow refuses to export again.
-    Only a column's own chunks are affected (a nested view array is exported whole). A
-    look at the schema and at the chunks of view columns, no data: ``data`` itself when
-    nothing needs it (a RecordBatchReader is repaired lazily, batch by batch).
-    :class:`ArrowStreamProducer` applies it to the pyarrow data it exports and to the
-    streams of pandas, which exports through pyarrow."""
+    pyarrow's C export of such a chunk (pyarrow 26) drops its buffers but keeps the
+    offset: whoever imports it holds a chunk that points past its buffers, an invalid
+    array for string_view and binary_view (also as an extension type's storage: "View
+    buffer size (bytes): 0 isn't large enough for length: 0 and offset: 1", which pyarrow
+    refuses to export again), and one that pyarrow's concatenation refuses for every type
+    ("buffer slice would exceed buffer length": combine_chunks, to_numpy, pandas' masked
+    arrays). Only a column's own chunks are affected (nested arrays are exported whole).
+    A look at the chunks' offsets and lengths, no data: ``data`` itself when nothing needs
+    it (a RecordBatchReader is repaired lazily, batch by batch: a batch holds such columns
+    only when it is empty). It also repairs data imported from such an export (the
+    offset and the length are kept). :class:`ArrowStreamProducer` applies it to the
+    pyarrow data it exports and to the streams of pandas, which exports through pyarrow;
+    the pyarrow and nanoarrow adapters' exports apply it to the columns their plans
+    name (``where``: the indices of a table's columns to look at; None: all)."""
     pa = pa_module()
     if isinstance(data, pa.RecordBatchReader):
-        if not _view_columns(pa, data.schema):
-            return data
-        batches = (views_at_zero(batch) for batch in data)
+        batches = (empty_chunks_at_zero(batch) for batch in data)
         return pa.RecordBatchReader.from_batches(data.schema, batches)
-    if isinstance(data, (pa.Table, pa.RecordBatch)):
-        views = _view_columns(pa, data.schema)
-        if not views:
+    if isinstance(data, pa.RecordBatch):
+        if data.num_rows or not any(c.offset for c in data.columns):
             return data
-        columns = list(data.columns)
-        for i in views:
-            columns[i] = views_at_zero(columns[i])
-        if all(new is old for new, old in zip(columns, data.columns, strict=True)):
+        empty = [pa.nulls(0, f.type) for f in data.schema]
+        return pa.RecordBatch.from_arrays(empty, schema=data.schema)
+    if isinstance(data, pa.Table):
+        # A column of one chunk holds an empty chunk only when the table has no rows.
+        some = not data.num_rows
+        fixed = {}
+        for i in range(data.num_columns) if where is None else where:
+            column = data.column(i)
+            if some or column.num_chunks > 1:
+                new = empty_chunks_at_zero(column)
+                if new is not column:
+                    fixed[i] = new
+        if not fixed:
             return data
-        cls = pa.RecordBatch if isinstance(data, pa.RecordBatch) else pa.Table
-        return cls.from_arrays(columns, schema=data.schema)
-    typ = getattr(data, "type", None)
-    if not isinstance(data, (pa.Array, pa.ChunkedArray)) or not (
-        pa.types.is_string_view(typ) or pa.types.is_binary_view(typ)
-    ):
-        return data
+        columns = data.columns
+        for i, new in fixed.items():
+            columns[i] = new
+        return pa.Table.from_arrays(columns, schema=data.schema)
     if isinstance(data, pa.Array):
-        return pa.array([], typ) if data.offset and not len(data) else data
+        return pa.nulls(0, data.type) if data.offset and not len(data) else data
+    if not isinstance(data, pa.ChunkedArray):
+        return data
     if not any(c.offset and not len(c) for c in data.chunks):
         return data
-    chunks = [pa.array([], typ) if c.offset and not len(c) else c for c in data.chunks]
-    return pa.chunked_array(chunks, type=typ)
+    chunks = [pa.nulls(0, c.type) if c.offset and not len(c) else c for c in data.chunks]
+    return pa.chunked_array(chunks, type=data.type)
+
+
+views_at_zero = empty_chunks_at_zero  # its first name, when only view columns were repaired
 
 
 def read(value: Any, kind: Kind, info: DataInfo) -> Any:
@@ -490,7 +507,7 @@ class ArrowStreamProducer:
     for one, converts a pandas DataFrame its own way). ``requested_schema`` is passed on,
     and dropped when the producer rejects it (nanoarrow raises NotImplementedError).
     What pyarrow exports (pyarrow data, and pandas objects, which export through
-    ``pa.Table.from_pandas``) is exported without pyarrow's invalid empty view chunks
+    ``pa.Table.from_pandas``) is exported without pyarrow's empty chunks at an offset
     (:func:`views_at_zero`): pandas' stream is read into pyarrow (zero-copy, lazily for
     a DataFrame) and exported again.
     """

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import nanoarrow as na
 import numpy as np
 import pandas as pd
 import polars as pl
@@ -135,3 +136,132 @@ def test_a_stream_of_structs_with_null_rows_is_a_column(hub: ih.Hub) -> None:
     out = hub.convert(StreamOnly(column), to="pyarrow")
     assert isinstance(out, pa.ChunkedArray)  # not a table whose row 1 is {"a": None}
     assert out.to_pylist() == [{"a": 1}, None, {"a": None}] and out.null_count == 1
+
+
+# -- streams of sliced nested data from generic producers ----------------------------------
+class SchemaStream(StreamOnly):
+    """A stream producer that also tells its schema (as ``ih.export`` objects do)."""
+
+    def __arrow_c_schema__(self) -> object:
+        data = self._data
+        if isinstance(data, pa.ChunkedArray):
+            return pa.field("", data.type).__arrow_c_schema__()
+        return data.schema.__arrow_c_schema__()
+
+
+def _exported(data: Any) -> Any:
+    return ih.export(data)
+
+
+def _of_nanoarrow(data: Any) -> Any:
+    return StreamOnly(na.ArrayStream(data))  # nanoarrow's stream, not pyarrow's
+
+
+PRODUCERS = {
+    "stream only": StreamOnly,
+    "with schema": SchemaStream,
+    "ih.export": _exported,
+    "nanoarrow's stream": _of_nanoarrow,
+}
+STRUCT = pa.StructArray.from_arrays(
+    [
+        pa.array([None if i % 3 == 0 else i for i in range(12)], pa.int64()),
+        pa.array([None if i % 2 else f"s{i}" for i in range(13)]).slice(1),  # its own offset
+    ],
+    ["a", "s"],
+)
+NULL_ROWS = pa.StructArray.from_arrays(
+    STRUCT.flatten(), ["a", "s"], mask=pa.array([i % 4 == 1 for i in range(12)])
+)
+IN_LIST = pa.ListArray.from_arrays(
+    pa.array([0, 2, 2, 3, 5, 7, 7, 8, 10, 12, 12], pa.int32()), STRUCT
+)
+LISTS = pa.array([[i, None] if i % 3 else None for i in range(12)], pa.list_(pa.int64()))
+
+
+def _chunks(arr: pa.Array) -> pa.ChunkedArray:
+    """Several chunks: longer children at offset 0, one at an offset, an empty one."""
+    return pa.chunked_array([arr.slice(0, 3), arr.slice(4, 4), arr.slice(9, 0), arr.slice(8)])
+
+
+def _with_column(arr: pa.Array) -> pa.Table:
+    """A table of several batches whose column ``c`` is a slice of ``arr``."""
+    chunks = _chunks(arr).chunks
+    numbers = pa.chunked_array([pa.array(range(len(c)), pa.int64()) for c in chunks])
+    return pa.Table.from_arrays([pa.chunked_array(chunks), numbers], names=["c", "n"])
+
+
+NESTED = {
+    "struct": _chunks(STRUCT),
+    "struct with null rows": _chunks(NULL_ROWS),
+    "list of structs": _chunks(IN_LIST),
+    "list": _chunks(LISTS),
+    "table of a struct column": _with_column(STRUCT),
+    "table of a struct column with null rows": _with_column(NULL_ROWS),
+    "table of a list of structs": _with_column(IN_LIST),
+    "table of a list column": _with_column(LISTS),
+}
+
+
+def _arrow_of(out: Any) -> Any:
+    """The pyarrow data of a result, read with its own library's API (not the hub)."""
+    if isinstance(out, pd.DataFrame):
+        return pa.Table.from_pandas(out, preserve_index=False)
+    if isinstance(out, pd.Series):
+        return pa.array(out.array)  # the ArrowDtype's own Arrow data
+    if isinstance(out, (pl.DataFrame, pl.Series)):
+        return out.to_arrow()
+    if isinstance(out, pa.Table | pa.ChunkedArray | pa.Array):
+        return out
+    return pa.chunked_array(out)  # nanoarrow
+
+
+@pytest.mark.parametrize("dst", ["pyarrow", "nanoarrow", "polars", "pandas"])
+@pytest.mark.parametrize("data", NESTED.values(), ids=NESTED.keys())
+@pytest.mark.parametrize("producer", PRODUCERS.values(), ids=PRODUCERS.keys())
+def test_a_generic_stream_of_sliced_nested_data_keeps_its_rows(
+    hub: ih.Hub, producer: Any, data: Any, dst: str
+) -> None:
+    """Sliced structs (children with nulls, longer than the rows, at offsets), in a list or
+    as a column, in several batches: pyarrow's record batch import (``pa.table``) refused
+    the stream of a struct column that tells its schema, or kept its longer children (an
+    invalid table); every target gets the rows of the slices."""
+    out = hub.convert(producer(data), to=dst)
+    got = _arrow_of(out)
+    got.validate(full=True)
+    assert got.to_pylist() == data.to_pylist()
+    if pa.types.is_struct(getattr(data, "type", pa.null())) and data.null_count:
+        assert got.null_count == data.null_count  # null rows, not rows of null fields
+
+
+class BatchesOf:
+    """A table's stream (its structs not nullable) whose batches are slices at offset 0 of
+    longer structs: valid C data, built by nanoarrow, not pyarrow (whose export slices the
+    children to the rows)."""
+
+    def __init__(self, *batches: pa.Array) -> None:
+        self._batches = batches
+        self._schema = na.c_schema(pa.field("", batches[0].type, nullable=False))
+
+    def __arrow_c_schema__(self) -> object:  # told: planned ahead, read by pa.table
+        return self._schema.__arrow_c_schema__()
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        from nanoarrow.c_array_stream import CArrayStream
+
+        arrays = [na.c_array(b) for b in self._batches]
+        stream = CArrayStream.from_c_arrays(arrays, self._schema, validate=False)
+        return stream.__arrow_c_stream__()
+
+
+def test_a_table_stream_of_batches_with_longer_children_is_never_an_invalid_table(
+    hub: ih.Hub,
+) -> None:
+    source = BatchesOf(STRUCT.slice(0, 3), STRUCT.slice(0, 5))
+    assert na.c_array(STRUCT.slice(0, 3)).child(0).length == 12
+    try:
+        out = hub.convert(source, to=pa.Table)
+    except ih.InterchangeError:
+        return  # a clear refusal will do; a correct table even better
+    out.validate(full=True)  # "Column 0 named a expected length 8 but got length 24"
+    assert out.to_pylist() == STRUCT.slice(0, 3).to_pylist() + STRUCT.slice(0, 5).to_pylist()

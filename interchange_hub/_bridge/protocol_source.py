@@ -97,6 +97,14 @@ class ProtocolSource(Adapter):
         if has_dunder(obj, "__arrow_c_schema__"):
             field = pa.field(obj)
             if pa.types.is_struct(field.type):
+                if field.nullable:
+                    # Nullable structs: a struct column's stream (a table's stream exports
+                    # its structs as not nullable), whose chunks may have null rows, which
+                    # a table has not, or be slices (at an offset, or of longer children),
+                    # which pyarrow's record batch import (pa.table) refuses or keeps as an
+                    # invalid table. Read once, each chunk as an array (read_once), then
+                    # planned: a table of the fields without null rows, else a column.
+                    return DataInfo(Kind.TABLE, known=False)
                 return arrowkit.describe_schema(pa.schema(obj), Kind.TABLE)
             return arrowkit.describe_schema(pa.schema([field]), Kind.COLUMN)
         return DataInfo(Kind.TABLE, known=False)

@@ -5,7 +5,9 @@ rows is a column), a stream of structs that cannot be null is a table's stream, 
 stream of nullable structs (a column's) is read once, then planned as what it holds.
 
 Speaks the Arrow PyCapsule interface both ways, always zero-copy: nanoarrow imports by
-moving the C structs. Describing and measuring go through pyarrow when installed.
+moving the C structs. Describing and measuring go through pyarrow when installed, and so
+do exports that may hold what pyarrow's C export broke when the nanoarrow object was made
+of pyarrow data (empty chunks at an offset: :func:`_export_bind`).
 """
 
 from __future__ import annotations
@@ -222,17 +224,53 @@ def _export(value: Any, ctx: Context) -> Any:
 
 
 def _export_bind(ctx: Context) -> Callable[[Any], Any] | None:
-    """Nothing to do (None), except for a table whose struct chunks may not be record
-    batches as they stand (a column flagged SLICED: see :func:`_batches`): that one is
-    read into a pyarrow Table of its fields sliced to its rows (zero-copy), which every
-    consumer reads right."""
+    """Nothing to do (None), except for what pyarrow's C export broke when the nanoarrow
+    object was made of pyarrow data (an empty chunk at an offset whose buffers it dropped:
+    :func:`arrowkit.empty_chunks_at_zero`), and for a table whose struct chunks may not be
+    record batches as they stand (a column flagged SLICED: see :func:`_batches`).
+
+    A table's stream is read through a pyarrow reader that puts its empty batches at
+    offset 0 (lazily), a column's stream into a pyarrow ChunkedArray (it is read whole
+    anyway). An Array with a chunk at an offset (flagged SLICED) is read into pyarrow
+    (zero-copy): a table into a Table of its fields sliced to its rows, which every
+    consumer reads right, a column into a ChunkedArray where a chunk needs the repair."""
     info = ctx.info
-    if info.kind != Kind.TABLE or not any(Flag.SLICED in c.flags for c in info.columns):
+    if not installed("pyarrow"):
         return None
-    chunked_array, struct_table = arrowkit.pa_module().chunked_array, arrowkit.struct_table
+    pa = arrowkit.pa_module()
+    chunked_array, struct_table = pa.chunked_array, arrowkit.struct_table
+    column_at_zero, na_array = arrowkit.empty_chunks_at_zero, _na().Array
+    if info.kind == Kind.STREAM:
+        from_stream, reader_at_zero = (
+            pa.RecordBatchReader.from_stream,
+            arrowkit.empty_chunks_at_zero,
+        )
+
+        def stream(value: Any) -> Any:
+            return reader_at_zero(from_stream(value)) if type(value) is not na_array else value
+
+        return stream
+    sliced = tuple(i for i, c in enumerate(info.columns) if Flag.SLICED in c.flags)
+    if info.kind == Kind.COLUMN:
+        if not sliced and all(c.chunks >= 0 for c in info.columns):
+            return None  # an Array without chunks at an offset (a stream's are unknown)
+
+        def column(value: Any) -> Any:
+            if type(value) is na_array and not sliced:
+                return value
+            col = chunked_array(value)  # a stream: read whole, as its consumers do
+            fixed = column_at_zero(col)
+            return value if fixed is col and type(value) is na_array else fixed
+
+        return column
+    if info.kind != Kind.TABLE or not sliced:
+        return None
+    columns_at_zero = arrowkit.empty_chunks_at_zero
 
     def as_table(value: Any) -> Any:
-        return struct_table(chunked_array(value)) if isinstance(value, _na().Array) else value
+        if not isinstance(value, na_array):
+            return value
+        return columns_at_zero(struct_table(chunked_array(value)), sliced)
 
     return as_table
 

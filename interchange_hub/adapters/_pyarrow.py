@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
-from interchange_hub._core.info import Copy, DataInfo, Estimate, Kind, Unroutable
+from interchange_hub._core.info import Copy, DataInfo, Estimate, Flag, Kind, Unroutable
 from interchange_hub._core.protocols import is_arrow_stream
 from interchange_hub.adapter import (
     ARROW,
@@ -19,7 +19,6 @@ from interchange_hub.adapter import (
     Edge,
     IdentityKeys,
     mixed_parts,
-    passthrough,
     with_context,
 )
 from interchange_hub.errors import ConversionError
@@ -110,8 +109,9 @@ class PyArrowAdapter(Adapter):
                 self.name,
                 "__arrow_c_stream__/array",
                 _export_estimate,
-                passthrough,
+                _export,
                 ("pyarrow",),
+                bind=_export_bind,
             ),
             Edge(
                 ARROW,
@@ -128,6 +128,40 @@ class PyArrowAdapter(Adapter):
 
 def _export_estimate(ctx: Context) -> Estimate:
     return Estimate(ctx.info, why="pyarrow objects export their own buffers")
+
+
+def _export(value: Any, ctx: Context) -> Any:
+    run = _export_bind(ctx)
+    return value if run is None else run(value)
+
+
+def _export_bind(ctx: Context) -> Callable[[Any], Any] | None:
+    """pyarrow data as it is (None: nothing to do), but for its empty chunks at an
+    offset, which pyarrow's C export leaves pointing past their buffers (an invalid array
+    of views, a chunk that concatenation refuses: :func:`arrowkit.empty_chunks_at_zero`):
+    each becomes an empty chunk at offset 0. Only columns of several chunks, one at an
+    offset (``Flag.SLICED``; the route key tells both apart), are looked at, or every
+    column with a chunk at an offset of data without rows; a reader's batches lazily, as
+    they are read (only an empty batch holds such columns)."""
+    info = ctx.info
+    if info.kind == Kind.STREAM or not info.known:
+        return arrowkit.empty_chunks_at_zero
+    # A column of one chunk holds an empty one only when the data has no rows.
+    sliced = tuple(
+        i
+        for i, c in enumerate(info.columns)
+        if Flag.SLICED in c.flags and (c.chunks != 1 or not info.rows)
+    )
+    if not sliced:
+        return None
+    if info.kind == Kind.COLUMN:
+        return arrowkit.empty_chunks_at_zero
+    columns_at_zero = arrowkit.empty_chunks_at_zero
+
+    def table(value: Any) -> Any:
+        return columns_at_zero(value, sliced)
+
+    return table
 
 
 def _wanted(ctx: Context) -> Kind:

@@ -562,6 +562,12 @@ def pandas_estimate(ctx: Context) -> Estimate:
             raise Unroutable("plain numpy columns and a default index only")
         if not (is_integer(col.dtype) or is_float(col.dtype) or col.dtype == "bool"):
             raise Unroutable(f"{col.dtype} takes the Arrow route")
+        if col.nulls and not (is_float(col.dtype) and Flag.NAN_IS_NULL in col.flags):
+            # Arrow-backed (pd.ArrowDtype) or masked nulls: to_numpy() makes NaN (float64
+            # of integers) or objects of them, a copy and a change the Arrow route reports.
+            raise Unroutable(f"{col.dtype} with nulls takes the Arrow route")
+        if col.dtype == "bool" and col.nbytes != info.rows:
+            raise Unroutable("bit-packed (Arrow-backed) booleans take the Arrow route")
     want = _target(ctx, info)
     if want == "DataArray" and len(info.columns) != 1:
         raise Unroutable("a table of several columns is an xr.Dataset")

@@ -691,6 +691,9 @@ def test_pandas_columns_the_one_step_leaves_to_the_arrow_route(hub: ih.Hub) -> N
         pd.DataFrame({"s": ["a", "b"]}),  # strings
         pd.DataFrame({"t": pd.to_datetime(["2020-01-01", None])}),  # times
         pd.DataFrame({"m": pd.array([1, None], dtype="Int64")}),  # masked
+        pd.DataFrame({"i": pd.array([1, None], dtype=pd.ArrowDtype(pa.int64()))}),  # nulls
+        pd.DataFrame({"f": pd.array([1.5, None], dtype=pd.ArrowDtype(pa.float64()))}),
+        pd.DataFrame({"b": pd.array([True, False], dtype=pd.ArrowDtype(pa.bool_()))}),  # bits
     ]
     for df in frames:
         plan = hub.plan(df, to="xarray")
@@ -698,6 +701,18 @@ def test_pandas_columns_the_one_step_leaves_to_the_arrow_route(hub: ih.Hub) -> N
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", LossyConversionWarning)  # masked ints: float64
             assert isinstance(hub.convert(df, to="xarray"), xr.Dataset)
+
+
+def test_pandas_arrow_backed_numbers_without_nulls_are_shared(hub: ih.Hub) -> None:
+    df = pd.DataFrame(
+        {
+            "a": pd.array([1, 2, 3], dtype=pd.ArrowDtype(pa.int64())),
+            "b": pd.array([1.5, 2.0, 3.0], dtype=pd.ArrowDtype(pa.float64())),
+        }
+    )
+    ds, plan = convert(hub, df, "xarray")  # the claim is checked by address in convert()
+    assert plan.zero_copy and len(plan.steps) == 1, plan
+    assert ds["a"].values.tolist() == [1, 2, 3] and str(ds["a"].dtype) == "int64"
 
 
 def test_arrow_nulls_into_xarray_still_warn_rather_than_pass_through_pandas(hub: ih.Hub) -> None:

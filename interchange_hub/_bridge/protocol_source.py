@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from interchange_hub import arrowkit
-from interchange_hub._bridge import devices, tensors
+from interchange_hub._bridge import tensors
 from interchange_hub._c.capsule import ARROW_ARRAY, ARROW_SCHEMA, check_capsule
 from interchange_hub._core.deps import installed
 from interchange_hub._core.info import Column, DataInfo, Kind
@@ -47,6 +47,8 @@ def read_once(obj: object) -> Any:
     """Read a stream of unknown schema into pyarrow (once: the producer may be one-shot)."""
     try:
         if not is_arrow(obj) and is_arrow_device(obj):
+            from interchange_hub._bridge import devices  # on first use: 2 ms of ctypes
+
             return devices.read_stream(obj)
         return arrowkit.read_any(obj)
     except InterchangeError:
@@ -70,6 +72,8 @@ class ProtocolSource(Adapter):
             return self._describe_arrow(obj)
         if not is_dlpack(obj):
             if has_dunder(obj, "__arrow_c_device_array__"):
+                from interchange_hub._bridge import devices  # on first use: 2 ms of ctypes
+
                 info = devices.describe_producer(obj)
                 if info.device.is_cpu and installed("pyarrow"):  # every Arrow type, in full
                     return _describe_data(arrowkit.import_device_array(obj))
@@ -117,6 +121,8 @@ class ProtocolSource(Adapter):
                 return tensors.ndarray_buffers(tensors.np_module().from_dlpack(obj))
             return []
         if has_dunder(obj, "__arrow_c_device_array__"):
+            from interchange_hub._bridge import devices  # on first use: 2 ms of ctypes
+
             found = devices.producer_buffers(obj)
             if all(b.device == "cpu" for b in found) and installed("pyarrow"):
                 return arrowkit.buffers(arrowkit.import_device_array(obj))

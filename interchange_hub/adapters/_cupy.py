@@ -13,7 +13,7 @@ from contextlib import nullcontext
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from interchange_hub._bridge import devices, tensors
+from interchange_hub._bridge import tensors
 from interchange_hub._core.deps import require
 from interchange_hub._core.device import Device, DeviceType
 from interchange_hub._core.dtypes import np_dtype_name
@@ -253,11 +253,15 @@ def _peer(value: Any, ctx: Context) -> Any:
 
 # -- Arrow device arrays ---------------------------------------------------------------------------
 def _device_array_estimate(ctx: Context) -> Estimate:
+    from interchange_hub._bridge import devices  # on first use: 2 ms of ctypes
+
     return devices.estimate_column_import(ctx.info, bool(ctx.copy and not ctx.fresh))
 
 
 def _device_array(value: Any, ctx: Context) -> Any:
     cupy = _cupy()
+    from interchange_hub._bridge import devices  # on first use: 2 ms of ctypes
+
     imported, address, nbytes = devices.import_column(value)
     column = imported.columns[0]
     with cupy.cuda.Device(imported.device.index):

@@ -302,8 +302,15 @@ def column(entry: Entry, lay: Layout) -> Column:
             entry.name, np_dtype_name(dtype), rows * dtype.itemsize, 0, flags=frozenset(flags)
         )
     values = var._data if held == "numpy" else var.values
-    nulls, missing = _nulls(values)
-    if nulls and vdims != lay.dims:
+    text = object_type(values) if dtype.kind == "O" else ""
+    if text in ("string", "binary"):
+        # Text objects: whether some are None decides nothing (strings and bytes are
+        # copied into Arrow either way, and every library holds their nulls), and counting
+        # them is a pd.isna of every value (1.2 ms per 100,000): left unknown.
+        nulls, missing = -1, None
+    else:
+        nulls, missing = _nulls(values)
+    if nulls > 0 and vdims != lay.dims:
         # Each missing value appears once per row it is broadcast to.
         nulls = int(spread_view(missing, vdims, lay).sum())
     if not spread_view(values, vdims, lay).flags.c_contiguous:
@@ -314,7 +321,7 @@ def column(entry: Entry, lay: Layout) -> Column:
     if dtype.kind in "USO":
         nbytes = _text_bytes(values, rows)
         if dtype.kind == "O":
-            flags.add(OBJECT + object_type(values, missing))
+            flags.add(OBJECT + (text or object_type(values, missing)))
     else:
         nbytes = rows * dtype.itemsize
     return Column(entry.name, np_dtype_name(dtype), nbytes, nulls, flags=frozenset(flags))

@@ -6,6 +6,7 @@ declare ``requires=("pyarrow",)``.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub._c.capsule import ARROW_ARRAY_STREAM, check_capsule
@@ -73,26 +74,49 @@ def _column(name: str, arr: Any) -> Column:
     width = _VIEW_WIDTH if dtype in _VIEWS else _DECIMAL_WIDTHS.get(dtype.split("(")[0], 0)
     if width and _unaligned(parts, width):
         flags = flags | _UNALIGNED
-    if _nested_bitmap_offset(arr.type, parts):
-        flags = flags | _NESTED_BITMAP_OFFSET
+    nested = nested_flags(arr.type, parts)
+    if nested:
+        flags = flags | nested
     return Column(name, dtype, nbytes(parts), int(arr.null_count), len(parts), flags)
-
-
-_NESTED_BITMAP_OFFSET = frozenset({Flag.NESTED_BITMAP_OFFSET})
 
 
 def _nested_bitmap_offset(typ: Any, parts: Any) -> bool:
     """``Flag.NESTED_BITMAP_OFFSET`` of chunks ``parts`` of ``typ``: whether a nested array
-    with nulls starts inside a byte of its validity bitmap. A walk over the nested arrays'
-    offsets and null counts, never their values; flat types answer at once."""
+    with nulls starts inside a byte of its validity bitmap (see :func:`nested_flags`)."""
+    return Flag.NESTED_BITMAP_OFFSET in nested_flags(typ, parts)
+
+
+def nested_flags(typ: Any, parts: Any) -> frozenset[Flag]:
+    """The flags of the nested arrays of chunks ``parts`` of ``typ``:
+    ``Flag.NESTED_BITMAP_OFFSET``, ``Flag.NESTED_OWN_OFFSET`` and
+    ``Flag.STRUCT_NULLS_OVER_FIELDS``, and of a fixed-size list's chunks
+    ``Flag.FIXED_SIZE_TAIL``. A walk over the nested arrays' offsets and null
+    counts, never their values; flat types answer at once."""
     if not typ.num_fields and typ.id not in _WRAPPERS:
-        return False  # flat types: two attribute reads on the route key's path
+        return NO_FLAGS  # flat types: two attribute reads on the route key's path
     pa = pa_module()
     while isinstance(typ, pa.BaseExtensionType):
         typ = typ.storage_type
     if not (typ.num_fields or pa.types.is_dictionary(typ)):
+        return NO_FLAGS
+    found: set[Flag] = set()
+    fixed = pa.types.is_fixed_size_list(typ)
+    for chunk in parts:
+        if len(chunk):
+            _walk_nested(pa, chunk, False, found)
+            if fixed and _tail(pa, chunk):
+                found.add(Flag.FIXED_SIZE_TAIL)
+    return frozenset(found) if found else NO_FLAGS
+
+
+def _tail(pa: Any, chunk: Any) -> bool:
+    """Whether a fixed-size list chunk (or an extension of one) with nulls has values past
+    its rows (``Flag.FIXED_SIZE_TAIL``)."""
+    if isinstance(chunk.type, pa.BaseExtensionType):
+        chunk = chunk.storage
+    if not chunk.null_count:
         return False
-    return any(_inside_a_byte(pa, chunk) for chunk in parts if len(chunk))
+    return bool(len(chunk.values) > (chunk.offset + len(chunk)) * chunk.type.list_size)
 
 
 # Arrow type ids (pyarrow's DataType.id) of types without fields that may hold nested
@@ -100,36 +124,73 @@ def _nested_bitmap_offset(typ: Any, parts: Any) -> bool:
 _WRAPPERS = frozenset({29, 31})
 
 
-def _inside_a_byte(pa: Any, arr: Any) -> bool:
-    """Whether a nested array of ``arr`` (not ``arr`` itself) with nulls starts inside a
-    byte of its bitmap: its own offset, plus that of the structs above it (and of the
-    fixed-size lists above it, times their sizes), which select its rows."""
+def _walk_nested(pa: Any, arr: Any, masked: bool, found: set[Flag]) -> None:
+    """Add to ``found`` the flags of the nested arrays of ``arr`` (not of ``arr`` itself).
+
+    ``Flag.NESTED_BITMAP_OFFSET``: a nested array with nulls starts inside a byte of its
+    bitmap: its own offset, plus that of the structs above it (and of the fixed-size lists
+    above it, times their sizes), which select its rows. ``Flag.NESTED_OWN_OFFSET``: one
+    starts at a non-zero offset of its own. ``Flag.STRUCT_NULLS_OVER_FIELDS``: see
+    :func:`_over_fields` (``masked``: a struct above ``arr``, through structs, has null
+    rows)."""
     t, typ = pa.types, arr.type
     if isinstance(typ, pa.BaseExtensionType):
-        return _inside_a_byte(pa, arr.storage)
-    if t.is_struct(typ) or t.is_union(typ):
-        nested = [arr.field(i) for i in range(typ.num_fields)]  # (at a struct's rows)
+        _walk_nested(pa, arr.storage, masked, found)
+        return
+    struct = t.is_struct(typ)
+    if struct or t.is_union(typ):
+        # (at a struct's or a sparse union's rows: field() adds their offset)
+        shift = arr.offset if struct or typ.mode == "sparse" else 0
+        nested = [(arr.field(i), shift) for i in range(typ.num_fields)]
     elif t.is_fixed_size_list(typ):
-        size = typ.list_size
-        nested = [arr.values.slice(arr.offset * size, len(arr) * size)]
+        size, values = typ.list_size, arr.values
+        nested = [(values.slice(arr.offset * size, len(arr) * size), arr.offset * size)]
     elif t.is_dictionary(typ):
-        nested = [arr.dictionary]
+        nested = [(arr.dictionary, 0)]
     elif typ.num_fields:  # lists, maps, list views, run-end encoded: their values as they are
-        nested = [arr.values]
+        nested = [(arr.values, 0)]
     else:
-        return False
-    for child in nested:
+        return
+    masked = struct and (masked or arr.null_count > 0)
+    for child, shift in nested:
         if not len(child):
             continue
         ctype = child.type
         while isinstance(ctype, pa.BaseExtensionType):
             ctype = ctype.storage_type
-        flat = t.is_boolean(ctype) or t.is_null(ctype) or t.is_union(ctype)
-        if child.offset % 8 and not flat and child.null_count:
-            return True
-        if _inside_a_byte(pa, child):
-            return True
-    return False
+        bits = t.is_boolean(ctype)
+        flat = bits or t.is_null(ctype) or t.is_union(ctype)
+        own = child.offset - shift  # where it starts in its own buffers
+        nulls = child.null_count > 0 and not t.is_null(ctype)
+        if nulls and not flat:
+            if child.offset % 8:
+                found.add(Flag.NESTED_BITMAP_OFFSET)
+            if own:
+                found.add(Flag.NESTED_OWN_OFFSET)
+        if struct and _over_fields(t, ctype, masked, nulls, bits, own):
+            found.add(Flag.STRUCT_NULLS_OVER_FIELDS)
+        _walk_nested(pa, child, masked, found)
+
+
+def _over_fields(t: Any, ctype: Any, masked: bool, nulls: bool, bits: bool, own: int) -> bool:
+    """Whether a struct's field of type ``ctype`` takes nulls a library that pushes a
+    struct's nulls into its fields (polars) merges into new bitmaps: the struct's own
+    (``masked``: it, or a struct above it, has null rows) over a field with nulls, a list
+    or struct field, or bools at an offset of their own; a list field's own over its
+    values."""
+    lists = (
+        t.is_list(ctype)
+        or t.is_large_list(ctype)
+        or t.is_fixed_size_list(ctype)
+        or t.is_map(ctype)
+        or t.is_list_view(ctype)
+        or t.is_large_list_view(ctype)
+    )
+    if lists and nulls:
+        return True
+    if not masked or t.is_union(ctype) or t.is_null(ctype):
+        return False
+    return nulls or lists or t.is_struct(ctype) or bool(own and bits)
 
 
 def _unaligned(parts: Any, width: int) -> bool:
@@ -153,7 +214,33 @@ def nbytes(chunks: Any) -> int:
 def describe_table(table: Any) -> DataInfo:
     """Describe a pyarrow Table or RecordBatch."""
     cols = tuple(_column(n, table.column(i)) for i, n in enumerate(table.column_names))
+    split = split_columns(table.columns)
+    if split:
+        cols = tuple(
+            replace(c, flags=c.flags | _CHUNKS_SPLIT) if i in split else c
+            for i, c in enumerate(cols)
+        )
     return DataInfo(Kind.TABLE, cols, rows=table.num_rows)
+
+
+_CHUNKS_SPLIT = frozenset({Flag.CHUNKS_SPLIT})
+
+
+def split_columns(columns: Any) -> tuple[int, ...]:
+    """The positions of the columns (ChunkedArrays or Arrays) whose chunks another
+    column's chunk boundaries split (``Flag.CHUNKS_SPLIT``): read from chunk lengths.
+    Nothing to read where no column has several chunks."""
+    if not any(getattr(c, "num_chunks", 1) > 1 for c in columns):
+        return ()
+    ends = []
+    for col in columns:
+        total, mine = 0, set()
+        for chunk in col.chunks if hasattr(col, "chunks") else (col,):
+            total += len(chunk)
+            mine.add(total)
+        ends.append(mine)
+    every = set().union(*ends)
+    return tuple(i for i, mine in enumerate(ends) if mine != every)
 
 
 def describe_column(arr: Any, name: str = "") -> DataInfo:
@@ -182,25 +269,27 @@ def _alignment(arr: Any) -> int:
 def route_key(obj: Any) -> Any:
     """What decides the route of a pyarrow Table, RecordBatch, Array or ChunkedArray
     besides its size: the schema (or type), and per column whether it has nulls, how many
-    chunks, whether a chunk starts at an offset and whether a nested array with nulls starts
-    inside a byte of its bitmap. None for empty data (always planned)."""
+    chunks, whether a chunk starts at an offset and the flags of its nested arrays (see
+    :func:`nested_flags`); for a table, the columns whose chunks others split. None for
+    empty data (always planned)."""
     pa = pa_module()
     cls = type(obj)
     if cls is pa.Table or cls is pa.RecordBatch:
         if not obj.num_rows:
             return None
         schema = obj.schema
-        keys = tuple(_column_key(c, t) for c, t in zip(obj.columns, schema.types, strict=True))
-        return (schema, keys)
+        columns = obj.columns
+        keys = tuple(_column_key(c, t) for c, t in zip(columns, schema.types, strict=True))
+        return (schema, keys, split_columns(columns))
     if (cls is pa.ChunkedArray or isinstance(obj, pa.Array)) and len(obj):
         typ = obj.type
         return (cls, typ, _column_key(obj, typ))
     return None
 
 
-def _column_key(arr: Any, typ: Any) -> tuple[bool, int, bool, bool]:
+def _column_key(arr: Any, typ: Any) -> tuple[bool, int, bool, frozenset[Flag]]:
     parts = arr.chunks if hasattr(arr, "chunks") else (arr,)
-    nested = _nested_bitmap_offset(typ, parts)
+    nested = nested_flags(typ, parts)
     return (arr.null_count > 0, len(parts), any(p.offset for p in parts), nested)
 
 
@@ -447,7 +536,66 @@ def _without_views(pa: Any, typ: Any) -> Any:
         return pa.struct([f.with_type(_without_views(pa, f.type)) for f in typ])
     if t.is_run_end_encoded(typ):
         return _without_views(pa, typ.value_type)  # decoded: nanoarrow reads plain arrays
+    if t.is_union(typ) and has_views(str(typ)):
+        fields = [f.with_type(_without_views(pa, f.type)) for f in typ]
+        return pa.union(fields, typ.mode, list(typ.type_codes))
     return typ
+
+
+def large_views(pa: Any, typ: Any) -> Any:
+    """``typ`` with each string_view and binary_view, also nested in structs, lists and
+    maps, replaced by large_string and large_binary (what pyarrow 26 can ``take``, which
+    it cannot views): a cast there and back changes no value."""
+    t = pa.types
+    if typ == pa.string_view():
+        return pa.large_string()
+    if typ == pa.binary_view():
+        return pa.large_binary()
+    if t.is_struct(typ):
+        return pa.struct([f.with_type(large_views(pa, f.type)) for f in typ])
+    if t.is_list(typ):
+        return pa.list_(typ.value_field.with_type(large_views(pa, typ.value_type)))
+    if t.is_large_list(typ):
+        return pa.large_list(typ.value_field.with_type(large_views(pa, typ.value_type)))
+    if t.is_fixed_size_list(typ):
+        field = typ.value_field.with_type(large_views(pa, typ.value_type))
+        return pa.list_(field, typ.list_size)
+    if t.is_map(typ):
+        key = typ.key_field.with_type(large_views(pa, typ.key_type))
+        item = typ.item_field.with_type(large_views(pa, typ.item_type))
+        return pa.map_(key, item, typ.keys_sorted)
+    return typ
+
+
+def decode_dictionary(col: Any) -> Any:
+    """A dictionary Array or ChunkedArray decoded to its values, one per row (a copy).
+    pyarrow 26 can neither cast a dictionary of structs to its values nor ``take`` string
+    or binary views (polars' strings), also nested in the values: those are gathered as
+    large strings (or binaries) and made views again."""
+    pa = pa_module()
+    if isinstance(col, pa.ChunkedArray):
+        chunks = [decode_dictionary(c) for c in col.chunks]
+        return pa.chunked_array(chunks, type=col.type.value_type)
+    values = col.dictionary
+    large = large_views(pa, values.type)
+    if large == values.type:
+        return col.dictionary_decode()
+    return values.cast(large).take(col.indices).cast(values.type)
+
+
+def decode_runs(arr: Any) -> Any:
+    """A run-end encoded Array decoded to its values, one per row (a copy). pyarrow 26
+    decodes no string or binary views: those runs are decoded as large strings (or
+    binaries) and made views again."""
+    pa = pa_module()
+    pc = require("pyarrow.compute")
+    typ = arr.type.value_type
+    large = large_views(pa, typ)
+    if large == typ:
+        return pc.run_end_decode(arr)
+    # run_ends and values are the whole children: the array's offset selects its rows
+    runs = pa.RunEndEncodedArray.from_arrays(arr.run_ends, arr.values.cast(large))
+    return pc.run_end_decode(runs.slice(arr.offset, len(arr))).cast(typ)
 
 
 def without_views(data: Any) -> Any:
@@ -458,12 +606,65 @@ def without_views(data: Any) -> Any:
     pa = pa_module()
     if isinstance(data, pa.RecordBatchReader):
         schema = pa.schema([f.with_type(_without_views(pa, f.type)) for f in data.schema])
-        return data if schema == data.schema else data.cast(schema)
+        if schema == data.schema:
+            return data
+        if all(has_plain_layout(f.type) and not _union_of_views(pa, f.type) for f in data.schema):
+            return data.cast(schema)
+        batches = (_batch_without_views(pa, batch, schema) for batch in data)
+        return pa.RecordBatchReader.from_batches(schema, batches)
     if isinstance(data, pa.Table):
         schema = pa.schema([f.with_type(_without_views(pa, f.type)) for f in data.schema])
-        return data if schema == data.schema else data.cast(schema)
+        if schema == data.schema:
+            return data
+        if all(has_plain_layout(f.type) and not _union_of_views(pa, f.type) for f in data.schema):
+            return data.cast(schema)  # one cast (a table of two string_view columns: 30 us)
+        columns = [_column_without_views(pa, c) for c in data.columns]
+        return pa.table(columns, names=data.column_names).cast(schema)
     typ = _without_views(pa, data.type)
-    return data if typ == data.type else data.cast(typ)
+    return data if typ == data.type else _column_without_views(pa, data).cast(typ)
+
+
+def _batch_without_views(pa: Any, batch: Any, schema: Any) -> Any:
+    columns = [_column_without_views(pa, c) for c in batch.columns]
+    return pa.RecordBatch.from_arrays(columns, names=batch.schema.names).cast(schema)
+
+
+def _column_without_views(pa: Any, col: Any) -> Any:
+    """``col`` ready for a cast to :func:`_without_views`' type: a list view rebuilt as a
+    list and run-end encoding decoded first (pyarrow 26 casts neither: a list view's cast
+    to a list gives an invalid array, whose reading crashes), a union of views rebuilt
+    with its members cast (pyarrow casts no union). Anything else as it is."""
+    if not has_plain_layout(col.type):
+        return plain_layout(col)
+    if not _union_of_views(pa, col.type):
+        return col
+    if isinstance(col, pa.ChunkedArray):
+        chunks = [_union_without_views(pa, c) for c in col.chunks]
+        return pa.chunked_array(chunks, type=_without_views(pa, col.type))
+    return _union_without_views(pa, col)
+
+
+def _union_of_views(pa: Any, typ: Any) -> bool:
+    return bool(pa.types.is_union(typ) and has_views(str(typ)))
+
+
+def _union_without_views(pa: Any, arr: Any) -> Any:
+    """A union array with its members cast to :func:`_without_views` (only the members
+    with views are new; the type codes and a dense union's offsets are shared)."""
+    typ = arr.type
+    names = [f.name for f in typ]
+    codes = list(typ.type_codes)
+    # Read from the buffers (pyarrow 26's type_codes and offsets of a slice ignore its
+    # offset), and copied to offset 0 (from_sparse takes the type ids' offset as the
+    # union's, and the members' rows with it): a byte (dense: five) per row.
+    n, off, bufs = len(arr), arr.offset, arr.buffers()
+    ids = pa.concat_arrays([pa.Array.from_buffers(pa.int8(), n, [None, bufs[1]], offset=off)])
+    members = [without_views(arr.field(i)) for i in range(typ.num_fields)]
+    if typ.mode == "sparse":  # field(): each member at the union's rows
+        return pa.UnionArray.from_sparse(ids, members, names, codes)
+    offsets = pa.Array.from_buffers(pa.int32(), n, [None, bufs[2]], offset=off)
+    offsets = pa.concat_arrays([offsets])
+    return pa.UnionArray.from_dense(ids, offsets, members, names, codes)  # whole members
 
 
 def views_left(data: Any) -> bool:
@@ -625,7 +826,7 @@ def plain_layout(col: Any) -> Any:
         return pa.chunked_array(chunks, type=_plain_type(pa, typ))
     pc = require("pyarrow.compute")
     if pa.types.is_run_end_encoded(typ):
-        return pc.run_end_decode(col)
+        return decode_runs(col)
     large = pa.types.is_large_list_view(typ)
     sizes = pc.fill_null(pc.list_value_length(col), 0).cast(pa.int64())
     ends = pc.cumulative_sum(sizes) if len(col) else pa.array([], pa.int64())

@@ -43,6 +43,21 @@ class Flag(enum.StrEnum):
     # its own offset, or a struct's moved into it. A library that keeps no offsets (arrow-rs)
     # rebuilds that bitmap.
     NESTED_BITMAP_OFFSET = "nested_bitmap_offset"
+    # a nested array with nulls (not of bools) starts at a non-zero offset of its own (a
+    # struct's field built from a slice, a list's values sliced; not the offset a sliced
+    # struct passes down): polars keeps it, and realigns that bitmap on every export.
+    NESTED_OWN_OFFSET = "nested_own_offset"
+    # a struct with null rows over a field (at any depth of structs) with nulls of its own,
+    # or of bools at an offset of its own: polars merges the struct's nulls into the field,
+    # a new bitmap.
+    STRUCT_NULLS_OVER_FIELDS = "struct_nulls_over_fields"
+    # a table's column whose chunks end where another column's do not: a library that
+    # aligns the chunks of a table (polars) slices them there.
+    CHUNKS_SPLIT = "chunks_split"
+    # a fixed-size list chunk with nulls whose values run on past its rows (a slice from 0
+    # that keeps its child whole): polars checks the child's length against the bitmap's,
+    # and fails.
+    FIXED_SIZE_TAIL = "fixed_size_tail"
 
 
 NO_FLAGS: frozenset[Flag] = frozenset()  # a shared empty set, for the hot paths

@@ -100,7 +100,10 @@ class PolarsAdapter(Adapter):
             native = obj._s  # polars' native Series: 0.05 us a call, not 0.1-0.16
             if native.null_count():
                 return None
-            return (native.name(), native.dtype(), native.n_chunks())
+            dtype = native.dtype()
+            if dtype.is_nested():  # what describe reads of its nested arrays, probed here
+                return (native.name(), dtype, native.n_chunks(), _bitmap_flags(obj))
+            return (native.name(), dtype, native.n_chunks())
         except AttributeError:  # polars changed its private handle: the public calls
             pass
         except TypeError:  # an unhashable dtype
@@ -109,7 +112,7 @@ class PolarsAdapter(Adapter):
         if any(s.null_count() for s in series):
             return None  # nullable columns are probed by address in describe, every time
         try:
-            return (cls, tuple((s.name, s.dtype, s.n_chunks()) for s in series))
+            return (cls, tuple((s.name, s.dtype, s.n_chunks(), _nested_key(s)) for s in series))
         except TypeError:  # an unhashable dtype
             return None
 
@@ -182,19 +185,33 @@ def _adjacent(series: Sequence[Any], cols: Sequence[Column]) -> bool:
 
 
 def _bitmap_flags(series: Any) -> frozenset[Flag]:
-    """Flag a column whose validity bitmap polars rebuilds on each export (seen by address)."""
-    if series.null_count() == 0 or not installed("pyarrow"):
+    """Flag a column whose validity bitmap polars rebuilds on each export (seen by address):
+    its own, or for a nested column any of its buffers (the bitmaps of nested arrays it
+    holds at an offset, or into which it pushed a struct's nulls). A Map's offsets are
+    new on every export (polars holds 64-bit ones): ``Flag.REBUILT_ON_EXPORT``. A nested
+    column also gets the flags of its exported nested arrays (``arrowkit.nested_flags``:
+    ``Flag.NESTED_BITMAP_OFFSET``, which arrow-rs consumers copy, ...)."""
+    nested = series.dtype.is_nested()
+    if (series.null_count() == 0 and not nested) or not installed("pyarrow"):
         return frozenset()
     pa = arrowkit.pa_module()
     try:
         first, second = pa.chunked_array(series), pa.chunked_array(series)
     except Exception:  # noqa: BLE001 - not exportable: the export edge reports it
         return frozenset()
+    flags = arrowkit.nested_flags(first.type, first.chunks) if nested else frozenset()
+    if nested and "map<" in str(first.type):
+        return flags | _REBUILT
     for a, b in zip(first.chunks, second.chunks, strict=True):
-        va, vb = a.buffers()[0], b.buffers()[0]
-        if va is not None and vb is not None and va.address != vb.address:
-            return _BITMAP
-    return frozenset()
+        pairs = (
+            zip(a.buffers(), b.buffers(), strict=True)
+            if nested
+            else [(a.buffers()[0], b.buffers()[0])]
+        )
+        for va, vb in pairs:
+            if va is not None and vb is not None and va.size and va.address != vb.address:
+                return flags | _BITMAP
+    return flags
 
 
 def _arrow_names(schema: Any) -> dict[str, str]:
@@ -274,6 +291,12 @@ def _export_estimate(ctx: Context) -> Estimate:
         )
         + tuple(
             Copy(c.name, c.nbytes, "polars builds new Arrow dictionary indices for a Categorical")
+            if c.dtype.startswith("dictionary<")
+            else Copy(
+                c.name,
+                (max(info.rows, 0) + 1) * 4,
+                "polars holds a Map's offsets as 64-bit integers and exports new 32-bit ones",
+            )
             for c in info.columns
             if Flag.REBUILT_ON_EXPORT in c.flags
         )
@@ -281,7 +304,12 @@ def _export_estimate(ctx: Context) -> Estimate:
             Copy(
                 c.name,
                 max(info.rows, 0) // 8 + 1,
-                "polars realigns a validity bitmap it imported at an offset",
+                "polars realigns a validity bitmap it imported at an offset"
+                + (
+                    " (or one of a nested array, or one it pushed a struct's nulls into)"
+                    if c.dtype.startswith(_NESTED_ARROW)
+                    else ""
+                ),
             )
             for c in info.columns
             if Flag.BITMAP_REBUILT_ON_EXPORT in c.flags
@@ -324,22 +352,36 @@ def _frame_key(df: Any) -> Hashable | None:
     """A DataFrame's route key from polars' native frame in a few calls (1.9 µs for 4
     columns through route_key, against 4.6 µs through the Series wrappers): names, dtype strings, chunk
     counts. Nested and enum dtypes, whose strings leave out their fields or categories,
-    add the full dtypes. None for frames with nulls (probed by address in describe)."""
+    add the full dtypes, and nested columns what describe probes of them by address (a
+    nested array's nulls and offsets do not show in the column's: :func:`_nested_key`).
+    None for frames with nulls (probed by address in describe)."""
     native = df._df
     columns = native.get_columns()
     if any(c.null_count() for c in columns):
         return None
     dtypes = tuple(native.dtype_strings())
-    if any("struct" in d or "enum" in d for d in dtypes):
+    if any(d.startswith(_NESTED) or "enum" in d for d in dtypes):
         try:
             return (
                 tuple(native.columns()),
                 tuple(df.dtypes),
                 tuple([c.n_chunks() for c in columns]),
+                tuple(_nested_key(s) for s in df.get_columns()),
             )
         except TypeError:  # an unhashable dtype
             return None
     return (tuple(native.columns()), dtypes, tuple([c.n_chunks() for c in columns]))
+
+
+def _nested_key(series: Any) -> frozenset[Flag] | None:
+    """What a nested column adds to the route key: the flags describe probes by address
+    (:func:`_bitmap_flags`: bitmaps polars rebuilds on export, its nested arrays' flags);
+    None for any other column."""
+    return _bitmap_flags(series) if series.dtype.is_nested() else None
+
+
+# polars' dtype strings of nested types (dtype_strings: "struct[2]", "list[i64]", ...)
+_NESTED = ("struct", "list", "array", "map")
 
 
 def _export_bind(ctx: Context) -> Callable[[Any], Any] | None:
@@ -360,6 +402,8 @@ def _export_bind(ctx: Context) -> Callable[[Any], Any] | None:
 
 
 _WIDE_INTS = ("int128", "uint128")
+# Arrow type names of the nested types polars exports
+_NESTED_ARROW = ("struct<", "large_list<", "fixed_size_list<", "map<", "list<")
 _DECIMAL = "decimal128(38, 0)"
 
 
@@ -456,7 +500,9 @@ def _import_estimate(ctx: Context) -> Estimate:
         if reason:
             copies.append(Copy(col.name, col.nbytes, reason))
         elif col.dtype.startswith("fixed_size_list") and (
-            Flag.SLICED in col.flags or col.chunks > 1
+            Flag.SLICED in col.flags
+            or Flag.CHUNKS_SPLIT in col.flags
+            or Flag.FIXED_SIZE_TAIL in col.flags
         ):
             reason = "polars cannot import a fixed-size list at an offset; it is rebuilt"
             copies.append(Copy(col.name, col.nbytes, reason))
@@ -466,9 +512,8 @@ def _import_estimate(ctx: Context) -> Estimate:
                 "16-byte aligned (IPC bodies are 8-byte aligned)"
             )
             copies.append(Copy(col.name, col.nbytes, reason))
-        elif col.nulls > 0 and Flag.SLICED in col.flags:
-            reason = "polars rebuilds the validity bitmap of a sliced column with nulls"
-            copies.append(Copy(col.name, max(info.rows, 0) // 8 + 1, reason))
+        else:
+            copies += _bitmap_copies(col, info.rows)
         if col.dtype == "extension<arrow.uuid>":
             losses.append(
                 Loss(
@@ -502,6 +547,33 @@ def _import_estimate(ctx: Context) -> Estimate:
         tuple(losses),
         why,
     )
+
+
+def _bitmap_copies(col: Column, rows: int) -> list[Copy]:
+    """The validity bitmaps polars builds anew for column ``col`` (read from its flags):
+    one at an offset (a sliced column's, one polars slices to align a table's chunks, a
+    nested array's at an offset of its own), or one it merges a struct's nulls into."""
+    size = max(rows, 0) // 8 + 1
+    if col.nulls > 0 and Flag.SLICED in col.flags:
+        why = "polars rebuilds the validity bitmap of a sliced column with nulls"
+    elif col.nulls > 0 and Flag.CHUNKS_SPLIT in col.flags:
+        why = (
+            "polars slices the column where the table's other columns' chunks end, and "
+            "rebuilds the validity bitmaps of those slices"
+        )
+    elif Flag.STRUCT_NULLS_OVER_FIELDS in col.flags:
+        why = (
+            "polars pushes a struct's nulls into its fields (and a list field's into its "
+            "values): their validity bitmaps are rebuilt"
+        )
+    elif Flag.NESTED_OWN_OFFSET in col.flags:
+        why = (
+            "polars realigns the validity bitmap of a nested array with nulls that starts "
+            "at an offset of its own (a field or list values built from a slice)"
+        )
+    else:
+        return []
+    return [Copy(col.name, size, why)]
 
 
 def _import_copy_reason(dtype: str) -> str:
@@ -583,10 +655,21 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any] | None:
         return with_context(_import, ctx)
     pl = _pl()
     if info.kind == Kind.TABLE and want == Kind.TABLE and all(c.chunks == 1 for c in info.columns):
-        return pl.DataFrame  # type: ignore[no-any-return]
+        if not any("<" in c.dtype for c in info.columns):
+            return pl.DataFrame  # type: ignore[no-any-return]  # flat columns: 9 us, not 40
+        frame, table, read_table = pl.DataFrame, arrowkit.pa_module().Table, arrowkit.read_table
+
+        def dataframe(value: Any) -> Any:
+            # Nested columns of any other producer are read into pyarrow first (zero-copy):
+            # polars imports a C stream's record batches as structs, pushing their nulls
+            # into new bitmaps where it shares a pyarrow Table's (the plan's flags describe
+            # the latter).
+            return frame(value if type(value) is table else read_table(value))
+
+        return dataframe
     if info.kind == Kind.COLUMN and want == Kind.COLUMN:
         name = info.columns[0].name if info.columns else ""
-        from_arrow, read_column, make = pl.from_arrow, arrowkit.read_column, pl.Series
+        read_column, make = arrowkit.read_column, pl.Series
         pa = arrowkit.pa_module()
         array, chunked = pa.Array, pa.ChunkedArray
 
@@ -594,7 +677,7 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any] | None:
             data = value if isinstance(value, array) else read_column(value)
             if type(data) is chunked:
                 if data.num_chunks != 1:  # pl.Series would join the chunks: a copy
-                    out = from_arrow(data, rechunk=False)
+                    out = _column_series(pl, pa, data)
                     return out.alias(name) if name and out.name != name else out
                 data = data.chunk(0)
             return make(name, data)  # what from_arrow does for one array, in 2.3 us, not 5.6
@@ -636,6 +719,11 @@ def _for_polars(pa: Any, data: Any, strict: bool = False, unplanned: bool = Fals
             )
             data = data.cast(schema)
         if any(_fixed_size(pa, f.type) for f in data.schema):
+            if arrowkit.split_columns(data.columns):
+                # polars slices a table's columns where another's chunks end, and fails
+                # on the fixed-size list slices: the chunks are aligned here (slices,
+                # zero-copy), and those at an offset rebuilt
+                data = pa.Table.from_batches(data.to_batches(), schema=data.schema)
             return pa.table([_rebuilt(pa, c) for c in data.columns], schema=data.schema)
         return data
     if pa.types.is_date64(data.type):
@@ -696,14 +784,14 @@ def _decode_dictionaries(pa: Any, data: Any) -> Any:
             or pa.types.is_string_view(value)
         )
 
+    # (decode_dictionary, not a cast: pyarrow 26 casts no dictionary of structs to its
+    # values, and takes no string views, also nested in the values)
     if hasattr(data, "schema"):
         if not any(plain(f.type) for f in data.schema):
             return data
-        schema = pa.schema(
-            f.with_type(f.type.value_type) if plain(f.type) else f for f in data.schema
-        )
-        return data.cast(schema)
-    return data.cast(data.type.value_type) if plain(data.type) else data
+        columns = [arrowkit.decode_dictionary(c) if plain(c.type) else c for c in data.columns]
+        return pa.table(columns, names=data.column_names)
+    return arrowkit.decode_dictionary(data) if plain(data.type) else data
 
 
 def _fixed_size(pa: Any, typ: Any) -> bool:
@@ -712,12 +800,24 @@ def _fixed_size(pa: Any, typ: Any) -> bool:
 
 
 def _rebuilt(pa: Any, col: Any) -> Any:
+    """A fixed-size list column with each chunk that is a slice of its values (at an
+    offset; with nulls, shorter than them: ``Flag.FIXED_SIZE_TAIL``) rebuilt at offset 0
+    (a copy of that chunk); its chunks are kept (polars takes them at offset 0)."""
     if not _fixed_size(pa, col.type):
         return col
-    chunks = col.chunks if hasattr(col, "chunks") else [col]
-    if not any(c.offset for c in chunks) and len(chunks) <= 1:
+    if not hasattr(col, "chunks"):
+        return pa.concat_arrays([col]) if _sliced_fixed(pa, col) else col
+    if not any(_sliced_fixed(pa, c) for c in col.chunks):
         return col
-    return pa.concat_arrays(chunks) if chunks else col
+    chunks = [pa.concat_arrays([c]) if _sliced_fixed(pa, c) else c for c in col.chunks]
+    return pa.chunked_array(chunks, type=col.type)
+
+
+def _sliced_fixed(pa: Any, chunk: Any) -> bool:
+    if chunk.offset:
+        return True
+    storage = chunk.storage if isinstance(chunk.type, pa.BaseExtensionType) else chunk
+    return bool(storage.null_count) and len(storage.values) > len(chunk) * storage.type.list_size
 
 
 #: The largest second polars' milliseconds hold (it rescales s to ms, and wraps beyond).
@@ -783,10 +883,23 @@ def _series(value: Any, name: str, strict: bool = False, unplanned: bool = False
     pl = _pl()
     if installed("pyarrow"):
         col = _for_polars(arrowkit.pa_module(), arrowkit.read_column(value), strict, unplanned)
-        series = pl.from_arrow(col, rechunk=False)
+        series = _column_series(pl, arrowkit.pa_module(), col)
     else:
         series = pl.Series(value)
     return series.alias(name) if name and series.name != name else series
+
+
+def _column_series(pl: Any, pa: Any, col: Any) -> Any:
+    """``pl.from_arrow(col, rechunk=False)``, except for a struct ChunkedArray of several
+    chunks, which polars joins into one (a copy of every buffer) unless it comes in a
+    table: it is imported as a one-column table (its chunks kept, zero-copy)."""
+    if (
+        isinstance(col, pa.ChunkedArray)
+        and col.num_chunks > 1
+        and pa.types.is_struct(getattr(col.type, "storage_type", col.type))
+    ):
+        return pl.from_arrow(pa.table({"": col}), rechunk=False).to_series()
+    return pl.from_arrow(col, rechunk=False)
 
 
 def _needs_rewrite(dtype: str) -> bool:
@@ -825,6 +938,8 @@ def _frame(value: Any, info: DataInfo, strict: bool = False) -> Any:
     if (rewrite or objects or any(c.chunks != 1 for c in info.columns)) and installed("pyarrow"):
         table = _for_polars(arrowkit.pa_module(), arrowkit.read_table(value), strict, objects)
         return pl.from_arrow(table, rechunk=False)
+    if installed("pyarrow"):
+        value = arrowkit.read_table(value)  # see _import_bind
     return pl.DataFrame(value)
 
 

@@ -465,24 +465,17 @@ def _import(value: Any, ctx: Context) -> Any:
 
 def _decode_dictionaries(table: Any) -> Any:
     """``table`` with its dictionary columns decoded chunk by chunk: pyarrow 26 can neither
-    cast nor ``take`` a dictionary of string views (polars' Categoricals) to its values, so
-    those values are gathered as large strings (or binaries) and made views again. Nested
-    dictionaries are left to the cast."""
+    cast nor ``take`` a dictionary of string views (polars' Categoricals), also nested in
+    its values (a dictionary of structs of them), to its values, so those values are
+    gathered as large strings (or binaries) and made views again
+    (``arrowkit.decode_dictionary``). Nested dictionaries are left to the cast."""
     pa = arrowkit.pa_module()
     for i, field in enumerate(table.schema):
         if pa.types.is_dictionary(field.type):
             value = field.type.value_type
-            chunks = [_decode(pa, chunk) for chunk in table.column(i).chunks]
-            table = table.set_column(i, field.with_type(value), pa.chunked_array(chunks, value))
+            decoded = arrowkit.decode_dictionary(table.column(i))
+            table = table.set_column(i, field.with_type(value), decoded)
     return table
-
-
-def _decode(pa: Any, chunk: Any) -> Any:
-    values = chunk.dictionary
-    if values.type not in (pa.string_view(), pa.binary_view()):
-        return chunk.dictionary_decode()
-    plain = pa.large_string() if values.type == pa.string_view() else pa.large_binary()
-    return values.cast(plain).take(chunk.indices).cast(values.type)
 
 
 @hookimpl

@@ -13,7 +13,6 @@ from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from interchange_hub._bridge import devices
 from interchange_hub._c import cuda
 from interchange_hub._core import dtypes
 from interchange_hub._core.deps import require
@@ -234,6 +233,8 @@ def _no_cuda(info: DataInfo) -> None:
 
 def _device_array_estimate(ctx: Context) -> Estimate:
     _no_cuda(ctx.info)
+    from interchange_hub._bridge import devices  # on first use: 2 ms of ctypes
+
     return devices.estimate_column_import(ctx.info, bool(ctx.copy and not ctx.fresh))
 
 
@@ -259,6 +260,8 @@ class _CudaColumn:
 
 
 def _device_array(value: Any, ctx: Context) -> Any:
+    from interchange_hub._bridge import devices
+
     imported, address, _ = devices.import_column(value)
     _wait(imported.event_handle, imported.device)  # before torch queues work on the memory
     column = _CudaColumn(address, imported.length, imported.columns[0].dtype, imported)

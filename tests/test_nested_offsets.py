@@ -311,18 +311,14 @@ def problem(src: Any, target: str) -> str:
     return ""
 
 
-# Known failures outside the files this test's fixes could touch: the pandas adapter
-# (a Categorical of a dictionary whose values hold nulls or repeat, or are structs) and
-# the xarray plugin (string views inside a dictionary's structs or run-end encoded):
-# pyarrow 26 takes and decodes no views. See the patches described with this change.
+# Known failures: the pandas adapter makes no Categorical of a dictionary whose values
+# hold nulls or repeat, or are structs (a fix needs a type-mapping rule of its own).
 def known(target: str, container: str, variant: tuple[str, bool, int, bool, int]) -> str:
     kind, cn, _, _, _ = variant
     if target == "pandas" and (
         container == "dict_of_struct" or (container == "dictionary" and (cn or kind == "bool"))
     ):
         return "pandas makes no Categorical of null, repeated or nested dictionary values"
-    if target == "xarray" and kind == "sv" and container in ("dict_of_struct", "run_end_encoded"):
-        return "the xarray plugin decodes no string views nested in a dictionary or runs"
     return ""
 
 

@@ -30,7 +30,6 @@ from interchange_hub.adapter import (
     is_integer,
     is_string,
     report_losses,
-    require,
     tz_of,
     unit_of,
 )
@@ -158,9 +157,9 @@ def _to_numpy(data: Any, col: Column, copy: bool) -> tuple[Any, list[Loss], Any]
     else:
         arr = pa.array([], type=data.type)
     if pa.types.is_dictionary(arr.type):
-        arr = _decoded(pa, arr)
+        arr = arrowkit.decode_dictionary(arr)  # (views too, also nested in the values)
     elif pa.types.is_run_end_encoded(arr.type):
-        arr = require("pyarrow.compute").run_end_decode(arr)
+        arr = arrowkit.decode_runs(arr)  # (pyarrow 26 decodes no string views)
     conv = conversion(arrowkit.dtype_name(arr.type), arr.null_count, col.flags)
     late = []
     if conv.lost and conv.lost != conversion(col.dtype, col.nulls, col.flags).lost:
@@ -188,17 +187,6 @@ def _to_numpy(data: Any, col: Column, copy: bool) -> tuple[Any, list[Loss], Any]
     if copy and not fresh and out.dtype != object and _may_share(conv, arr):
         out = np.array(out, copy=True)
     return out, late, _kept(pa, arr.type) if conv.keep else None
-
-
-def _decoded(pa: Any, arr: Any) -> Any:
-    """A dictionary array's values, one per row. pyarrow 26 cannot ``take`` string or
-    binary views (polars' Categoricals): those are gathered as large strings (or
-    binaries) and made views again."""
-    values = arr.dictionary
-    if values.type not in (pa.string_view(), pa.binary_view()):
-        return arr.dictionary_decode()
-    plain = pa.large_string() if values.type == pa.string_view() else pa.large_binary()
-    return values.cast(plain).take(arr.indices).cast(values.type)
 
 
 def _kept(pa: Any, typ: Any) -> Any:

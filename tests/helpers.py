@@ -130,3 +130,23 @@ def assert_claim_holds(hub: Any, plan: Any, src: Any, result: Any) -> None:
         assert shared >= total, f"plan claims zero-copy but {shared}/{total} bytes shared\n{plan}"
     elif total:
         assert shared < total, f"plan claims a copy but all {total} bytes are shared\n{plan}"
+
+
+def memory_ranges(hub: Any, value: Any) -> list[tuple[int, int]]:
+    """The memory ``value`` uses, as merged (start, end) ranges (chunks of one IPC body,
+    or slices of one column, share their buffers: each byte counts once)."""
+    spans = sorted((b.address, b.address + b.size) for b in hub.buffers(value) if b.size)
+    merged: list[list[int]] = []
+    for lo, hi in spans:
+        if merged and lo <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    return [(lo, hi) for lo, hi in merged]
+
+
+def shared_memory(hub: Any, result: Any, source: Any) -> tuple[int, int]:
+    """(bytes of the result inside the source's memory, bytes of the result)."""
+    mine, theirs = memory_ranges(hub, result), memory_ranges(hub, source)
+    inside = sum(max(0, min(hi, b) - max(lo, a)) for lo, hi in mine for a, b in theirs)
+    return inside, sum(hi - lo for lo, hi in mine)

@@ -16,7 +16,7 @@ import pytest
 
 import interchange_hub as ih
 from interchange_hub._tools.corpus import corpus, variants as corpus_variants
-from tests.helpers import OUTCOMES
+from tests.helpers import OUTCOMES, shared_memory
 
 VARIANTS = ("no nulls", "nulls", "sliced", "empty first chunk", "ipc", "extremes")
 # Built once per type (the sources are never changed by a conversion; building them per
@@ -40,24 +40,9 @@ TARGETS = ["pyarrow", "nanoarrow", "polars", "pandas", "numpy", "torch"] + [
 ]
 
 
-def _ranges(value: Any) -> list[tuple[int, int]]:
-    """The memory ``value`` uses, as merged (start, end) ranges (chunks of one IPC body,
-    or slices of one column, share their buffers: each byte counts once)."""
-    spans = sorted((b.address, b.address + b.size) for b in HUB.buffers(value) if b.size)
-    merged: list[list[int]] = []
-    for lo, hi in spans:
-        if merged and lo <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], hi)
-        else:
-            merged.append([lo, hi])
-    return [(lo, hi) for lo, hi in merged]
-
-
 def _shared(result: Any, source: Any) -> tuple[int, int]:
     """(bytes of the result inside the source's memory, bytes of the result)."""
-    mine, theirs = _ranges(result), _ranges(source)
-    inside = sum(max(0, min(hi, b) - max(lo, a)) for lo, hi in mine for a, b in theirs)
-    return inside, sum(hi - lo for lo, hi in mine)
+    return shared_memory(HUB, result, source)
 
 
 def _cases() -> list[Any]:

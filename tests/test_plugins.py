@@ -197,23 +197,7 @@ def site(tmp_path: Path) -> Path:
 
 
 def run_probe(site: Path, **env: str) -> dict[str, Any]:
-    environ = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("INTERCHANGE_HUB_DISABLE_PLUGIN_AUTOLOAD", "INTERCHANGE_HUB_LOAD_PLUGINS")
-    }
-    environ.update(env, PYTHONPATH=f"{ROOT}{os.pathsep}{site}", BOXES_MARKER=str(site / "ran"))
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE],
-        env=environ,
-        cwd=site,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    data: dict[str, Any] = json.loads(done.stdout)
+    data: dict[str, Any] = _probe(site, PROBE, BOXES_MARKER=str(site / "ran"), **env)
     data["ran"] = (site / "ran").exists()
     return data
 

@@ -31,7 +31,7 @@ import torch
 
 import interchange_hub as ih
 from interchange_hub._tools.corpus import corpus, variants
-from tests.helpers import OUTCOMES
+from tests.helpers import OUTCOMES, shared_memory
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -42,24 +42,9 @@ NULL_TICK = -(2**63)  # what a null timestamp becomes among torch's int64 ticks
 
 
 # -- helpers -----------------------------------------------------------------------------------
-def _ranges(value: Any) -> list[tuple[int, int]]:
-    """The memory ``value`` uses, as merged (start, end) ranges."""
-    spans = sorted((b.address, b.address + b.size) for b in HUB.buffers(value) if b.size)
-    merged: list[list[int]] = []
-    for lo, hi in spans:
-        if merged and lo <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], hi)
-        else:
-            merged.append([lo, hi])
-    return [(lo, hi) for lo, hi in merged]
-
-
 def _shared(result: Any, source: Any) -> tuple[int, int]:
-    """(bytes of the result inside the source's memory, bytes of the result), as
-    tests/test_claims.py counts them."""
-    mine, theirs = _ranges(result), _ranges(source)
-    inside = sum(max(0, min(hi, b) - max(lo, a)) for lo, hi in mine for a, b in theirs)
-    return inside, sum(hi - lo for lo, hi in mine)
+    """(bytes of the result inside the source's memory, bytes of the result)."""
+    return shared_memory(HUB, result, source)
 
 
 def _claim_problem(plan: Any, result: Any, source: Any) -> str:

@@ -150,3 +150,21 @@ def shared_memory(hub: Any, result: Any, source: Any) -> tuple[int, int]:
     mine, theirs = memory_ranges(hub, result), memory_ranges(hub, source)
     inside = sum(max(0, min(hi, b) - max(lo, a)) for lo, hi in mine for a, b in theirs)
     return inside, sum(hi - lo for lo, hi in mine)
+
+
+# The plugins of this repository, for the tests that run every library as a target.
+REPO_PLUGINS = ("arro3", "duckdb", "jax", "datasets", "xarray")
+
+
+def installed_plugins() -> list[str]:
+    """The modules of this repository's plugins whose libraries are installed."""
+    import importlib.util
+
+    modules = (f"interchange_hub_{name}" for name in REPO_PLUGINS)
+    return [m for m in modules if importlib.util.find_spec(m) is not None]
+
+
+def every_target(hub: Any) -> list[str]:
+    """The built-in libraries and the plugins' that ``hub`` registered."""
+    builtin = ["pyarrow", "nanoarrow", "polars", "pandas", "numpy", "torch"]
+    return builtin + [name for name in REPO_PLUGINS if hub.registry.get(name)]

@@ -7,7 +7,6 @@ made must run (a refusal belongs in the plan)."""
 from __future__ import annotations
 
 import functools
-import importlib.util
 import warnings
 from typing import Any
 
@@ -16,28 +15,16 @@ import pytest
 
 import interchange_hub as ih
 from interchange_hub._tools.corpus import corpus, variants as corpus_variants
-from tests.helpers import OUTCOMES, shared_memory
+from tests.helpers import OUTCOMES, every_target, installed_plugins, shared_memory
 
 VARIANTS = ("no nulls", "nulls", "sliced", "empty first chunk", "ipc", "extremes")
 # Built once per type (the sources are never changed by a conversion; building them per
 # case took most of this module's time).
 variants = functools.cache(corpus_variants)
 # The plugins of this repository whose libraries are installed join the built-ins.
-PLUGINS = [
-    module
-    for module in (
-        "interchange_hub_arro3",
-        "interchange_hub_duckdb",
-        "interchange_hub_jax",
-        "interchange_hub_datasets",
-        "interchange_hub_xarray",
-    )
-    if importlib.util.find_spec(module) is not None
-]
+PLUGINS = installed_plugins()
 HUB = ih.Hub(autoload=False, plugins=PLUGINS)
-TARGETS = ["pyarrow", "nanoarrow", "polars", "pandas", "numpy", "torch"] + [
-    name for name in ("arro3", "duckdb", "jax", "datasets", "xarray") if HUB.registry.get(name)
-]
+TARGETS = every_target(HUB)
 
 
 def _shared(result: Any, source: Any) -> tuple[int, int]:

@@ -12,7 +12,6 @@ unchanged unless a LossyConversionWarning said otherwise."""
 from __future__ import annotations
 
 import functools
-import importlib.util
 import math
 import subprocess
 import sys
@@ -28,23 +27,11 @@ import pytest
 import interchange_hub as ih
 from interchange_hub import arrowkit
 from interchange_hub.adapter import Flag
-from tests.helpers import shared_memory
+from tests.helpers import every_target, installed_plugins, shared_memory
 
-PLUGINS = [
-    module
-    for module in (
-        "interchange_hub_arro3",
-        "interchange_hub_duckdb",
-        "interchange_hub_jax",
-        "interchange_hub_datasets",
-        "interchange_hub_xarray",
-    )
-    if importlib.util.find_spec(module) is not None
-]
+PLUGINS = installed_plugins()
 HUB = ih.Hub(autoload=False, plugins=PLUGINS)
-TARGETS = ["pyarrow", "nanoarrow", "polars", "pandas", "numpy", "torch"] + [
-    name for name in ("arro3", "duckdb", "jax", "datasets", "xarray") if HUB.registry.get(name)
-]
+TARGETS = every_target(HUB)
 N = 24  # rows of each array
 
 

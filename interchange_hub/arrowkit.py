@@ -809,51 +809,80 @@ def rebatch(
 
 
 def plain_layout(col: Any) -> Any:
-    """``col`` (an Array or ChunkedArray) without the layouts many libraries lack: a list
-    view rebuilt as a list of the same values, a run-end encoded column decoded to its
-    values; any other column as it is. (pyarrow 26's own cast of a list view to a list
-    keeps the n-entry offsets buffer, an invalid array, so the list is rebuilt here.)"""
+    """``col`` (an Array or ChunkedArray) without the layouts many libraries lack, also
+    inside structs and lists: a list view rebuilt as a list of the same values, a run-end
+    encoded array decoded to its values; any other column as it is. (pyarrow 26's own
+    cast of a list view to a list keeps the n-entry offsets buffer, an invalid array, so
+    the list is rebuilt here.) Only the arrays on the way to such a layout are new: the
+    other fields of a struct, say, are shared."""
     pa = pa_module()
     typ = col.type
-    if not (
-        pa.types.is_list_view(typ)
-        or pa.types.is_large_list_view(typ)
-        or pa.types.is_run_end_encoded(typ)
-    ):
+    if has_plain_layout(typ):
         return col
     if isinstance(col, pa.ChunkedArray):
         chunks = [plain_layout(c) for c in col.chunks]
         return pa.chunked_array(chunks, type=_plain_type(pa, typ))
+    t = pa.types
     pc = require("pyarrow.compute")
-    if pa.types.is_run_end_encoded(typ):
-        return decode_runs(col)
-    large = pa.types.is_large_list_view(typ)
+    mask = col.is_null() if col.null_count else None
+    if t.is_run_end_encoded(typ):
+        return plain_layout(decode_runs(col))
+    if t.is_struct(typ):
+        fields = [plain_layout(col.field(i)) for i in range(typ.num_fields)]  # (at col's rows)
+        named = [typ.field(i).with_type(f.type) for i, f in enumerate(fields)]
+        return pa.StructArray.from_arrays(fields, fields=named, mask=mask)
+    if t.is_list(typ) or t.is_large_list(typ):
+        cls = pa.LargeListArray if t.is_large_list(typ) else pa.ListArray
+        values = plain_layout(col.values)  # the whole child: col.offsets select from it
+        ends = col.offsets
+        if mask is not None and ends.offset:  # (from_arrays takes no mask then)
+            ends = pa.concat_arrays([ends])
+        return cls.from_arrays(ends, values, type=_plain_type(pa, typ), mask=mask)
+    if t.is_fixed_size_list(typ):
+        size = typ.list_size
+        values = plain_layout(col.values.slice(col.offset * size, len(col) * size))
+        return pa.FixedSizeListArray.from_arrays(values, type=_plain_type(pa, typ), mask=mask)
+    if not (t.is_list_view(typ) or t.is_large_list_view(typ)):
+        return col  # (a map or union over such layouts: left to the library to refuse)
+    large = t.is_large_list_view(typ)
     sizes = pc.fill_null(pc.list_value_length(col), 0).cast(pa.int64())
     ends = pc.cumulative_sum(sizes) if len(col) else pa.array([], pa.int64())
     offsets = pa.concat_arrays([pa.array([0], pa.int64()), ends])
-    flat = pc.list_flatten(col)
+    flat = plain_layout(pc.list_flatten(col))
     cls = pa.LargeListArray if large else pa.ListArray
     offsets = offsets.cast(pa.int64() if large else pa.int32())
-    mask = col.is_null() if col.null_count else None
     return cls.from_arrays(offsets, flat, type=_plain_type(pa, typ), mask=mask)
 
 
 def _plain_type(pa: Any, typ: Any) -> Any:
-    if pa.types.is_list_view(typ):
-        return pa.list_(typ.value_field)
-    if pa.types.is_large_list_view(typ):
-        return pa.large_list(typ.value_field)
-    return typ.value_type
+    """The type :func:`plain_layout` gives data of type ``typ``."""
+    t = pa.types
+    if has_plain_layout(typ):
+        return typ
+    if t.is_run_end_encoded(typ):
+        return _plain_type(pa, typ.value_type)
+    if t.is_struct(typ):
+        return pa.struct([f.with_type(_plain_type(pa, f.type)) for f in typ])
+    if t.is_map(typ) or t.is_union(typ):
+        return typ
+    field = typ.value_field.with_type(_plain_type(pa, typ.value_type))
+    if t.is_fixed_size_list(typ):
+        return pa.list_(field, typ.list_size)
+    if t.is_large_list(typ) or t.is_large_list_view(typ):
+        return pa.large_list(field)
+    return pa.list_(field)
 
 
 def has_plain_layout(typ: Any) -> bool:
-    """Whether a pyarrow type needs no :func:`plain_layout`."""
-    pa = pa_module()
-    return not (
-        pa.types.is_list_view(typ)
-        or pa.types.is_large_list_view(typ)
-        or pa.types.is_run_end_encoded(typ)
-    )
+    """Whether a pyarrow type needs no :func:`plain_layout`: no list view and no run-end
+    encoding, at the top or nested (a type name is read only for nested types)."""
+    t = pa_module().types
+    if t.is_list_view(typ) or t.is_large_list_view(typ) or t.is_run_end_encoded(typ):
+        return False
+    if not t.is_nested(typ):
+        return True
+    name = str(typ)
+    return "list_view<" not in name and "run_end_encoded<" not in name
 
 
 INT64_MIN = -(2**63)

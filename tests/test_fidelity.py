@@ -28,6 +28,30 @@ OUTSIDE_CORPUS = {
     "timestamp[s] zoned": pa.array([1_600_000_000, None, 5, 1], pa.timestamp("s", "Asia/Tokyo")),
     "timestamp[ms] utc": pa.array([1_600_000_000_123, None, -5], pa.timestamp("ms", "UTC")),
     "list<float16>": pa.array([[1.5, 2.0], None, [0.25]], pa.list_(pa.float16())),
+    # pandas' categories must be distinct, non-null and hashable: these are re-encoded or
+    # decoded on the way in (rows with a null value are null rows)
+    "dictionary<int32, null and repeated values>": pa.DictionaryArray.from_arrays(
+        pa.array([0, 1, None, 2, 3, 1], pa.int32()), pa.array(["a", None, "a", "b"])
+    ),
+    # list views and runs inside a struct: rebuilt and decoded where the layouts are not held
+    "struct<list_view, run_end_encoded>": pa.StructArray.from_arrays(
+        [
+            pa.ListViewArray.from_arrays(
+                pa.array([4, 0, 2, 0], pa.int32()),
+                pa.array([2, 1, 0, 3], pa.int32()),
+                pa.array([1, None, 3, 4, 5, 6]),
+            ),
+            pa.RunEndEncodedArray.from_arrays(
+                pa.array([1, 3, 4], pa.int32()), pa.array(["a", None, "b"])
+            ),
+        ],
+        ["l", "r"],
+        mask=pa.array([False, False, True, False]),
+    ),
+    "dictionary<int32, struct values>": pa.DictionaryArray.from_arrays(
+        pa.array([0, 1, None, 1], pa.int32()),
+        pa.StructArray.from_arrays([pa.array([1, None]), pa.array(["x", "y"])], ["i", "s"]),
+    ),
 }
 NAMES = [*CORPUS, *OUTSIDE_CORPUS]
 

@@ -139,6 +139,19 @@ def _run_end_encoded(k: str, cn: bool, co: int, pn: bool) -> pa.Array:
     return pa.RunEndEncodedArray.from_arrays(ends, child(k, N, cn, co))
 
 
+def _struct_of_list_view(k: str, cn: bool, co: int, pn: bool) -> pa.Array:
+    views = _list_view(k, cn, co, False)
+    return pa.StructArray.from_arrays(
+        [views, child("int", N, False, co)], ["v", "b"], mask=mask(N, pn)
+    )
+
+
+def _list_of_run_end_encoded(k: str, cn: bool, co: int, pn: bool) -> pa.Array:
+    ends = pa.array([3 * i + 1 + i % 2 for i in range(N)], pa.int32())  # runs of 2 to 4
+    runs = pa.RunEndEncodedArray.from_arrays(ends, child(k, N, cn, co))
+    return pa.ListArray.from_arrays(offsets(N), runs.slice(co % 4), mask=mask(N, pn))
+
+
 CONTAINERS: dict[str, Callable[[str, bool, int, bool], pa.Array]] = {
     "struct": _struct,
     "struct_of_struct": _struct_of_struct,
@@ -155,6 +168,8 @@ CONTAINERS: dict[str, Callable[[str, bool, int, bool], pa.Array]] = {
     "dense_union": _dense_union,
     "list_view": _list_view,
     "run_end_encoded": _run_end_encoded,
+    "struct_of_list_view": _struct_of_list_view,  # (nested layouts: rebuilt, decoded)
+    "list_of_run_end_encoded": _list_of_run_end_encoded,
 }
 
 # (leaf, nulls in the leaf, the leaf's own offset, nulls in the container, a slice of the
@@ -287,17 +302,6 @@ def problem(src: Any, target: str) -> str:
     return ""
 
 
-# Known failures: the pandas adapter makes no Categorical of a dictionary whose values
-# hold nulls or repeat, or are structs (a fix needs a type-mapping rule of its own).
-def known(target: str, container: str, variant: tuple[str, bool, int, bool, int]) -> str:
-    kind, cn, _, _, _ = variant
-    if target == "pandas" and (
-        container == "dict_of_struct" or (container == "dictionary" and (cn or kind == "bool"))
-    ):
-        return "pandas makes no Categorical of null, repeated or nested dictionary values"
-    return ""
-
-
 # nanoarrow on a list view of string views crashed the process (pyarrow's cast of a list
 # view to a list gave an invalid array): those run in a subprocess (test below).
 def crashes(target: str, container: str, variant: tuple[str, bool, int, bool, int]) -> bool:
@@ -315,29 +319,12 @@ def test_nested_offsets_keep_claims_and_values(shape: str, target: str) -> None:
     problems = []
     for container in CONTAINERS:
         for i, variant in enumerate(VARIANTS):
-            if known(target, container, variant) or crashes(target, container, variant):
+            if crashes(target, container, variant):
                 continue
             src = source(shape, _column(container, i))
             if src is not None and (found := problem(src, target)):
                 problems.append(f"{container} {variant}: {found}")
     assert not problems, f"{len(problems)} problem(s):\n" + "\n".join(problems)
-
-
-KNOWN = [
-    pytest.param(target, container, i, id=f"{target}-{container}-{i}")
-    for target in TARGETS
-    for container in CONTAINERS
-    for i, variant in enumerate(VARIANTS)
-    if known(target, container, variant)
-]
-
-
-@pytest.mark.parametrize(("target", "container", "index"), KNOWN)
-def test_known_failures_still_fail(target: str, container: str, index: int) -> None:
-    """The failures above, kept failing until their adapters are fixed (then remove them
-    from ``known``: this test fails on the first that passes)."""
-    found = [problem(source(s, _column(container, index)), target) for s in SHAPES[:4]]
-    assert any(found), "fixed: remove it from known()"
 
 
 CRASH = """

@@ -19,6 +19,8 @@ _STRING = r"(?<![a-z_])(?:large_)?string(?!_view)"
 # Where a type is the type of values inside another (a field, an item, a dictionary's
 # values, an extension type's storage): for numpy, Python objects.
 _INSIDE = r"(?:(?<=: )|(?<=values=)|(?<=storage_type=))"
+# A run-end encoded type, its values' type nested up to two levels deep
+_RUNS = r"run_end_encoded<run_ends: \w+, values: ((?:[^<>]|<(?:[^<>]|<[^<>]*>)*>)*)>"
 _BINARY = r"(?<![a-z_])(?:large_|fixed_size_)?binary(?:\[\d+\])?(?!_view)"
 
 
@@ -54,7 +56,8 @@ RULES: dict[str, tuple[Rule, ...]] = {
             "a Categorical: polars' global string cache, uint32 indices",
         ),
         Rule(
-            r"dictionary<values=((?!(?:large_)?string)[^,]+), indices=\w+, ordered=\d>",
+            r"dictionary<values=((?!(?:large_)?string)(?:[^,<>]+|\w+<.+>)), indices=\w+,"
+            r" ordered=\d>",
             r"\1",
             "polars Categoricals hold strings: other dictionaries are decoded to their values",
         ),
@@ -64,10 +67,10 @@ RULES: dict[str, tuple[Rule, ...]] = {
         Rule(r"timestamp\[s(?=[,\]])", "timestamp[ms", "polars has no second unit"),
         Rule(r"duration\[s\]", "duration[ms]", "polars has no second unit"),
         Rule(
-            r"run_end_encoded<run_ends: \w+, values: (.+)>",
+            _RUNS,
             r"\1",
-            "polars has no run-end encoding: the runs are decoded",
-            top_level=True,
+            "polars has no run-end encoding: the runs are decoded (also nested)",
+            repeat=True,
         ),
         Rule(r"(?:large_)?list_view<", "large_list<", "polars has no list views: lists"),
         Rule(
@@ -90,10 +93,10 @@ RULES: dict[str, tuple[Rule, ...]] = {
     ),
     "pandas": (
         Rule(
-            r"run_end_encoded<run_ends: \w+, values: (.+)>",
+            _RUNS,
             r"\1",
-            "pandas has no run-end encoding: the runs are decoded",
-            top_level=True,
+            "pandas has no run-end encoding: the runs are decoded (also nested)",
+            repeat=True,
         ),
         Rule(r"(?<![a-z_])list_view<", "list<", "pandas has no list views: lists"),
         Rule(r"large_list_view<", "large_list<", "pandas has no list views: lists"),
@@ -108,6 +111,14 @@ RULES: dict[str, tuple[Rule, ...]] = {
             r"dictionary<values=large_string, indices=int8, ordered=\1>",
             "a Categorical: str categories; codes take the narrowest width (int8 up to "
             "127 categories)",
+            top_level=True,
+        ),
+        Rule(
+            r"dictionary<values=((?:struct|map|(?:large_)?list(?:_view)?|fixed_size_list)<.+>),"
+            r" indices=\w+, ordered=\d>",
+            r"\1",
+            "pandas' categories must be hashable: a dictionary of structs, lists or maps "
+            "(dicts and arrays in pandas) is decoded to its values",
             top_level=True,
         ),
         Rule(
@@ -142,10 +153,10 @@ RULES: dict[str, tuple[Rule, ...]] = {
             "duckdb TIMESTAMP WITH TIME ZONE is microseconds",
         ),
         Rule(
-            r"run_end_encoded<run_ends: \w+, values: (.+)>",
+            _RUNS,
             r"\1",
-            "duckdb has no run-end encoding: the runs are decoded",
-            top_level=True,
+            "duckdb has no run-end encoding: the runs are decoded (also nested)",
+            repeat=True,
         ),
         Rule(
             r"extension<arrow\.fixed_shape_tensor\[value_type=(.+), shape=\[([\d,]+),(\d+)\]\]>",
@@ -265,16 +276,22 @@ RULES: dict[str, tuple[Rule, ...]] = {
     "datasets": (),
     "xarray": (
         Rule(
-            r"dictionary<values=([^,]+), indices=\w+, ordered=\d>",
+            r"dictionary<values=([^,<>]+|\w+<.+>), indices=\w+, ordered=\d>",
             r"\1",
             "xarray has no categorical type: a dictionary column is decoded to its values",
             top_level=True,
         ),
         Rule(
-            r"run_end_encoded<run_ends: \w+, values: (.+)>",
+            _RUNS,
             r"\1",
-            "xarray has no run-end encoding: the runs are decoded",
-            top_level=True,
+            "xarray has no run-end encoding: the runs are decoded (also nested)",
+            repeat=True,
+        ),
+        Rule(
+            r"(?<=: )list_view<",
+            "list<",
+            "a struct's values are Python objects in xarray: a list view inside comes back as "
+            "a list",
         ),
     ),
     "jax": (

@@ -516,6 +516,8 @@ def _import_copy_reason(col: Column, table: bool, copy: bool | None) -> str:
         return "nulls need pandas' nullable (masked) dtype: data and mask are copied"
     if dtype == "bool":
         return "Arrow booleans are bit-packed; numpy uses a byte each"
+    if "list_view<" in dtype or "run_end_encoded<" in dtype:
+        return "pandas has no list views or run-end encoding: they are rebuilt as lists, decoded"
     if _ARROW_BACKED.match(dtype):
         return ""  # pd.ArrowDtype wraps the Arrow array
     numpy_backed = is_numeric(dtype) or dtype.startswith(("timestamp", "duration"))
@@ -598,6 +600,70 @@ def _nan_beside_null(data: Any, strict: bool) -> None:
     report_losses(losses, "pandas", strict)
 
 
+def _categories_ready(col: Any, repeated: bool = False) -> Any:
+    """A dictionary column (Array or ChunkedArray) pandas can make a Categorical of, any
+    other column as it is. pandas' categories are unique, non-null and hashable: a
+    dictionary of structs, lists or maps (dicts and arrays in pandas) is decoded to its
+    values (a type-mapping rule); one whose values hold nulls (or, with ``repeated``,
+    repeat: pandas finds that, see :func:`_with_categories`) is encoded again over its
+    distinct non-null values, row by row the same values."""
+    pa = arrowkit.pa_module()
+    typ = col.type
+    if not pa.types.is_dictionary(typ):
+        return col
+    value_type = typ.value_type
+    if _unhashable(pa, value_type):
+        return arrowkit.decode_dictionary(col)
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    if not repeated and not any(c.dictionary.null_count for c in chunks):
+        return col
+    pc = require("pyarrow.compute")
+    fixed = []
+    for chunk in chunks:
+        values = chunk.dictionary.cast(arrowkit.large_views(pa, value_type))  # (kernels)
+        distinct = pc.unique(values.drop_null())
+        where = pc.index_in(values, value_set=distinct).cast(typ.index_type)
+        indices = where.take(chunk.indices)  # a null value's rows become null rows
+        distinct = distinct.cast(value_type)
+        fixed.append(pa.DictionaryArray.from_arrays(indices, distinct, ordered=typ.ordered))
+    if isinstance(col, pa.ChunkedArray):
+        return pa.chunked_array(fixed, type=typ)
+    return fixed[0]
+
+
+def _unhashable(pa: Any, value_type: Any) -> bool:
+    return bool(
+        pa.types.is_struct(value_type)
+        or pa.types.is_map(value_type)
+        or pa.types.is_list(value_type)
+        or pa.types.is_large_list(value_type)
+        or pa.types.is_fixed_size_list(value_type)
+        or pa.types.is_list_view(value_type)
+        or pa.types.is_large_list_view(value_type)
+    )
+
+
+def _with_categories(convert: Callable[[Any], Any], data: Any) -> Any:
+    """``convert(data)``, a to_pandas call; where pandas refuses a dictionary whose values
+    repeat ("Categorical categories must be unique"), once more with its dictionaries
+    encoded over their distinct values. (Looking for repeats before would hash every
+    dictionary on every conversion: pandas hashes them anyway.)"""
+    try:
+        return convert(data)
+    except ValueError as exc:
+        if "categories must be unique" not in str(exc):
+            raise
+    pa = arrowkit.pa_module()
+    if isinstance(data, pa.Table):
+        for i, field in enumerate(data.schema):
+            col = _categories_ready(data.column(i), repeated=True)
+            if col is not data.column(i):
+                data = data.set_column(i, field.with_type(col.type), col)
+    else:
+        data = _categories_ready(data, repeated=True)
+    return convert(data)
+
+
 def _to_frame(table: Any, copy: bool | None) -> Any:
     pa = arrowkit.pa_module()
     if not all(arrowkit.has_plain_layout(f.type) for f in table.schema):
@@ -605,6 +671,11 @@ def _to_frame(table: Any, copy: bool | None) -> Any:
         table = pa.table(
             [arrowkit.plain_layout(c) for c in table.columns], names=table.column_names
         )
+    for i, field in enumerate(table.schema):
+        if pa.types.is_dictionary(field.type):
+            col = _categories_ready(table.column(i))
+            if col is not table.column(i):
+                table = table.set_column(i, field.with_type(col.type), col)
     if any(not col.num_chunks for col in table.columns):
         # A column of no chunks (an empty stream from nanoarrow gives them) aborts the
         # process in to_pandas for some types (list_view: "cannot construct ChunkedArray
@@ -625,7 +696,9 @@ def _to_frame(table: Any, copy: bool | None) -> Any:
     apart = sorted({*needs_mask, *extension})
     plain = _unlisted(table.drop_columns([table.column_names[i] for i in apart]))
     # split_blocks shares Arrow's buffers (read-only); copy=True wants writable arrays.
-    frame = plain.to_pandas(split_blocks=not copy, types_mapper=_arrow_backed)
+    frame = _with_categories(
+        lambda t: t.to_pandas(split_blocks=not copy, types_mapper=_arrow_backed), plain
+    )
     for i in apart:
         if i in extension:
             column = _pd().arrays.ArrowExtensionArray(table.column(i))
@@ -696,6 +769,7 @@ def _import(value: Any, ctx: Context) -> Any:
     if info.kind == Kind.COLUMN:
         col = arrowkit.as_chunked(value)
         col = arrowkit.plain_layout(col)  # list views, run-end encoding: see _to_frame
+        col = _categories_ready(col)
         if not col.num_chunks:  # to_pandas aborts on no chunks of some types (see _to_frame)
             col = arrowkit.pa_module().chunked_array([arrowkit.pa_module().nulls(0, col.type)])
         _nan_beside_null(col, ctx.strict)
@@ -706,7 +780,7 @@ def _import(value: Any, ctx: Context) -> Any:
             series = _pd().Series(_pd().arrays.ArrowExtensionArray(col), copy=False)
         else:
             mapper = _nullable_mapper if col.null_count else _arrow_backed
-            series = col.to_pandas(types_mapper=mapper)
+            series = _with_categories(lambda c: c.to_pandas(types_mapper=mapper), col)
         if not len(series) and is_string(str(col.type)) and series.dtype == object:
             series = series.astype("str")  # pandas gives an empty string column object dtype
         if col.null_count == 0 and arrowkit.pa_module().types.is_dictionary(col.type):

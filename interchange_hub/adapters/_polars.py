@@ -597,6 +597,10 @@ def _import_copy_reason(dtype: str) -> str:
         return "polars has no list views: the column is rebuilt as a list"
     if dtype.startswith("run_end_encoded<"):
         return "polars has no run-end encoding: the runs are decoded"
+    if "list_view<" in dtype:
+        return "polars has no list views: those inside the nested column are rebuilt as lists"
+    if "run_end_encoded<" in dtype:
+        return "polars has no run-end encoding: runs inside the nested column are decoded"
     if dtype.startswith("decimal256"):
         return "polars holds decimals as 128-bit integers: a decimal256 of at most 38 digits is narrowed to decimal128 (exactly)"
     if dtype.startswith("fixed_size_binary"):
@@ -916,11 +920,10 @@ def _needs_rewrite(dtype: str) -> bool:
                 "decimal32",
                 "decimal64",
                 "decimal256",
-                "list_view<",
-                "large_list_view<",
-                "run_end_encoded<",
             )
         )
+        or "list_view<" in dtype  # also nested: rebuilt as lists
+        or "run_end_encoded<" in dtype  # also nested: decoded
         or (dtype.startswith("dictionary<") and not is_string_dictionary(dtype))
     )
 

@@ -152,6 +152,20 @@ def _list_of_run_end_encoded(k: str, cn: bool, co: int, pn: bool) -> pa.Array:
     return pa.ListArray.from_arrays(offsets(N), runs.slice(co % 4), mask=mask(N, pn))
 
 
+def _struct_of_fixed_size_list(k: str, cn: bool, co: int, pn: bool) -> pa.Array:
+    values = child(k, 2 * N + 10, cn, 0)
+    lists = pa.FixedSizeListArray.from_arrays(values, 2, mask=mask(N + 5, True))
+    lists = lists.slice(co % 5, N)  # (a slice of its own)
+    return pa.StructArray.from_arrays(
+        [lists, child("int", N, False, 0)], ["f", "b"], mask=mask(N, pn)
+    )
+
+
+def _list_of_fixed_size_list(k: str, cn: bool, co: int, pn: bool) -> pa.Array:
+    lists = pa.FixedSizeListArray.from_arrays(child(k, 2 * N + 8, cn, 0), 2, mask=mask(N + 4, True))
+    return pa.ListArray.from_arrays(offsets(N, step=1), lists.slice(co % 5), mask=mask(N, pn))
+
+
 CONTAINERS: dict[str, Callable[[str, bool, int, bool], pa.Array]] = {
     "struct": _struct,
     "struct_of_struct": _struct_of_struct,
@@ -170,6 +184,8 @@ CONTAINERS: dict[str, Callable[[str, bool, int, bool], pa.Array]] = {
     "run_end_encoded": _run_end_encoded,
     "struct_of_list_view": _struct_of_list_view,  # (nested layouts: rebuilt, decoded)
     "list_of_run_end_encoded": _list_of_run_end_encoded,
+    "struct_of_fixed_size_list": _struct_of_fixed_size_list,  # (polars checks no offset)
+    "list_of_fixed_size_list": _list_of_fixed_size_list,
 }
 
 # (leaf, nulls in the leaf, the leaf's own offset, nulls in the container, a slice of the

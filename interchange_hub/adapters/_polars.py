@@ -668,7 +668,7 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any] | None:
             # polars imports a C stream's record batches as structs, pushing their nulls
             # into new bitmaps where it shares a pyarrow Table's (the plan's flags describe
             # the latter).
-            return frame(value if type(value) is table else read_table(value))
+            return _compacting(frame, value if type(value) is table else read_table(value))
 
         return dataframe
     if info.kind == Kind.COLUMN and want == Kind.COLUMN:
@@ -684,7 +684,10 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any] | None:
                     out = _column_series(pl, pa, data)
                     return out.alias(name) if name and out.name != name else out
                 data = data.chunk(0)
-            return make(name, data)  # what from_arrow does for one array, in 2.3 us, not 5.6
+            try:
+                return make(name, data)  # what from_arrow does for one array: 2.3 us, not 5.6
+            except Exception as exc:  # noqa: BLE001 - only polars' nested fixed-size list check
+                return _compacting(lambda d: make(name, d), data, exc)
 
         return series
     return with_context(_import, ctx)
@@ -902,8 +905,10 @@ def _column_series(pl: Any, pa: Any, col: Any) -> Any:
         and col.num_chunks > 1
         and pa.types.is_struct(getattr(col.type, "storage_type", col.type))
     ):
-        return pl.from_arrow(pa.table({"": col}), rechunk=False).to_series()
-    return pl.from_arrow(col, rechunk=False)
+        return _compacting(
+            lambda c: pl.from_arrow(pa.table({"": c}), rechunk=False), col
+        ).to_series()
+    return _compacting(lambda c: pl.from_arrow(c, rechunk=False), col)
 
 
 def _needs_rewrite(dtype: str) -> bool:
@@ -940,10 +945,42 @@ def _frame(value: Any, info: DataInfo, strict: bool = False) -> Any:
     objects = any(_objects(c.dtype) for c in info.columns)  # types known once read
     if (rewrite or objects or any(c.chunks != 1 for c in info.columns)) and installed("pyarrow"):
         table = _for_polars(arrowkit.pa_module(), arrowkit.read_table(value), strict, objects)
-        return pl.from_arrow(table, rechunk=False)
+        return _compacting(lambda t: pl.from_arrow(t, rechunk=False), table)
     if installed("pyarrow"):
-        value = arrowkit.read_table(value)  # see _import_bind
+        return _compacting(pl.DataFrame, arrowkit.read_table(value))  # see _import_bind
     return pl.DataFrame(value)
+
+
+def _compacting(call: Callable[[Any], Any], data: Any, failed: Exception | None = None) -> Any:
+    """``call(data)``, a polars import (``failed``: what it raised already). Where polars
+    refuses a fixed-size list nested in another column at an offset of its own ("validity
+    mask length must be equal to the number of values divided by size": its check ignores
+    the offset), once more with each nested column compacted by ``pa.concat_arrays``: its
+    arrays at offset 0, a copy the plan names (``Flag.NESTED_OWN_OFFSET``). Any other
+    error is raised as it is; the common case costs a ``try``."""
+    if failed is None:
+        try:
+            return call(data)
+        except Exception as exc:  # noqa: BLE001 - polars raises ComputeError (see below)
+            failed = exc
+    if "validity mask length must be equal" not in str(failed):
+        raise failed
+    return call(_compacted(arrowkit.pa_module(), data))
+
+
+def _compacted(pa: Any, data: Any) -> Any:
+    """``data`` (Table, ChunkedArray or Array) with its nested columns' chunks copied to
+    offset 0, their children too."""
+    if isinstance(data, pa.Array):
+        return pa.concat_arrays([data])
+    if isinstance(data, pa.ChunkedArray):
+        chunks = [pa.concat_arrays([c]) for c in data.chunks]
+        return pa.chunked_array(chunks, type=data.type)
+    columns = [
+        _compacted(pa, c) if pa.types.is_nested(getattr(c.type, "storage_type", c.type)) else c
+        for c in data.columns
+    ]
+    return pa.Table.from_arrays(columns, schema=data.schema)
 
 
 @hookimpl

@@ -512,6 +512,13 @@ def _import_estimate(ctx: Context) -> Estimate:
                 "16-byte aligned (IPC bodies are 8-byte aligned)"
             )
             copies.append(Copy(col.name, col.nbytes, reason))
+        elif info.kind == Kind.STREAM and "<" in col.dtype:
+            reason = (
+                "a stream's nested arrays show their nulls and offsets only once read: "
+                "polars may rebuild their validity bitmaps (a struct's nulls pushed into its "
+                "fields, arrays at offsets of their own realigned)"
+            )
+            copies.append(Copy(col.name, col.nbytes, reason))
         else:
             copies += _bitmap_copies(col, info.rows)
         if col.dtype == "extension<arrow.uuid>":

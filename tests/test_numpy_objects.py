@@ -1,4 +1,5 @@
-"""numpy arrays of Python objects: ints beyond int64, and objects of several types.
+"""numpy arrays (and pandas object columns) of Python objects: ints beyond int64, and
+objects of several types.
 
 pyarrow infers int64 for Python ints and overflowed on one above 2**63 - 1 (a
 ``ConversionError`` wrapping "OverflowError: Python int too large to convert to C
@@ -258,3 +259,35 @@ def test_objects_of_one_type_are_unchanged() -> None:
     for values, typ in cases.values():
         column = quiet(objects(*values), "pyarrow")
         assert column.type == typ and column.to_pylist() == values
+
+
+# -- pandas object columns of such ints ----------------------------------------------------
+@pytest.mark.parametrize("target", ["pyarrow", "nanoarrow", "polars"])
+@pytest.mark.parametrize("shape", ["series", "frame"])
+def test_pandas_object_ints_above_int64_come_back_as_exact_uint64(shape: str, target: str) -> None:
+    values = [BIG, None, 2**63, 0]
+    series = pd.Series(values, dtype=object, name="v")
+    source: Any = series if shape == "series" else pd.DataFrame({"k": [1, 2, 3, 4], "v": series})
+    out = quiet(source, target, strict=True)
+    if shape == "frame":
+        out = HUB.convert(out, to="pyarrow").column("v")
+    column = as_arrow(out)
+    assert column.type == pa.uint64()
+    assert column.to_pylist() == values
+    assert series.tolist() == values  # the source is left as it was
+
+
+@pytest.mark.parametrize(
+    ("values", "found"),
+    [
+        ([2**64, 1], "is beyond 64 bits"),
+        ([-1, 2**63], "-1 needs int64 and 9223372036854775808 uint64"),
+    ],
+)
+def test_pandas_object_ints_no_64_bit_type_holds_are_refused_with_what_to_do(
+    values: list[int], found: str
+) -> None:
+    source = pd.DataFrame({"v": pd.Series(values, dtype=object)})
+    with pytest.raises(ih.ConversionError, match=found) as caught:
+        HUB.convert(source, to="pyarrow")
+    assert "column 'v'" in str(caught.value) and "decimal.Decimal" in str(caught.value)

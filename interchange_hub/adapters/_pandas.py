@@ -352,7 +352,8 @@ _NAN_IS_NULL = frozenset({Flag.NAN_IS_NULL})
 
 # What pyarrow makes of an object column, by pandas' inferred type; such columns are
 # described as "py:<type>". Mixed integers and strings have no Arrow type; other
-# objects (lists, dicts) are left to pyarrow to infer ("py:objects").
+# objects (lists, dicts) are left to pyarrow to infer ("py:objects"). Ints beyond int64
+# are read as uint64 where they all fit it (see _objects_of_ints).
 _INFERRED = {
     "string": "string",
     "bytes": "binary",
@@ -422,7 +423,40 @@ def _exported(col: Column) -> Column:
 
 
 def _export(value: Any, ctx: Context) -> Any:
+    if any(c.dtype == "py:int64" for c in ctx.info.columns):
+        return _objects_of_ints(value)
     return arrowkit.ArrowStreamProducer(value)
+
+
+def _objects_of_ints(value: Any) -> Any:
+    """What pandas' ``__arrow_c_stream__`` gives for data with object columns of Python
+    ints (``pa.Table.from_pandas``, ``pa.array``), except that where an int is beyond
+    int64 (pyarrow infers int64, and overflows) each such column is read as the numpy
+    adapter reads object arrays: uint64 where all its ints fit, refused with what to do
+    where they fit no 64-bit type."""
+    pa = arrowkit.pa_module()
+    pd = _pd()
+    try:
+        if isinstance(value, pd.Series):
+            out = pa.array(value)
+            return out if isinstance(out, pa.ChunkedArray) else pa.chunked_array([out])
+        return pa.Table.from_pandas(value)
+    except OverflowError:
+        pass
+    from interchange_hub._bridge.tensors import objects_to_arrow
+
+    def wide(s: Any) -> Any:
+        if s.dtype != object or pd.api.types.infer_dtype(s, skipna=True) != "integer":
+            return s
+        arr = objects_to_arrow(s.tolist(), str(s.name) if s.name is not None else "")
+        return pd.Series(pd.arrays.ArrowExtensionArray(arr), index=s.index, name=s.name)
+
+    if isinstance(value, pd.Series):
+        return arrowkit.ArrowStreamProducer(wide(value))
+    frame = value.copy(deep=False)
+    for i in range(frame.shape[1]):
+        frame.isetitem(i, wide(frame.iloc[:, i]))
+    return arrowkit.ArrowStreamProducer(frame)
 
 
 # Below this many values pyarrow's thread pool costs more than it saves (0.8 ms of

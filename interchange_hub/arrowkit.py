@@ -514,56 +514,52 @@ def column_from_table(table: Any) -> Any:
 
 
 def _without_views(pa: Any, typ: Any) -> Any:
-    t = pa.types
-    if typ == pa.string_view():
-        return pa.large_string()
-    if typ == pa.binary_view():
-        return pa.large_binary()
-    if t.is_dictionary(typ):
-        return pa.dictionary(typ.index_type, _without_views(pa, typ.value_type), typ.ordered)
-    if t.is_list(typ) or t.is_list_view(typ):
-        return pa.list_(typ.value_field.with_type(_without_views(pa, typ.value_type)))
-    if t.is_large_list(typ) or t.is_large_list_view(typ):
-        return pa.large_list(typ.value_field.with_type(_without_views(pa, typ.value_type)))
-    if t.is_fixed_size_list(typ):
-        field = typ.value_field.with_type(_without_views(pa, typ.value_type))
-        return pa.list_(field, typ.list_size)
-    if t.is_map(typ):
-        key = typ.key_field.with_type(_without_views(pa, typ.key_type))
-        item = typ.item_field.with_type(_without_views(pa, typ.item_type))
-        return pa.map_(key, item, typ.keys_sorted)
-    if t.is_struct(typ):
-        return pa.struct([f.with_type(_without_views(pa, f.type)) for f in typ])
-    if t.is_run_end_encoded(typ):
-        return _without_views(pa, typ.value_type)  # decoded: nanoarrow reads plain arrays
-    if t.is_union(typ) and has_views(str(typ)):
-        fields = [f.with_type(_without_views(pa, f.type)) for f in typ]
-        return pa.union(fields, typ.mode, list(typ.type_codes))
-    return typ
+    """``typ`` with views cast to large types, also nested, and the layouts nanoarrow
+    reads unsafely or not at all made plain: list views as lists, run-end encoding as its
+    values (see :func:`without_views`)."""
+    return _view_free(pa, typ, layouts=True)
 
 
 def large_views(pa: Any, typ: Any) -> Any:
     """``typ`` with each string_view and binary_view, also nested in structs, lists and
     maps, replaced by large_string and large_binary (what pyarrow 26 can ``take``, which
     it cannot views): a cast there and back changes no value."""
+    return _view_free(pa, typ, layouts=False)
+
+
+def _view_free(pa: Any, typ: Any, layouts: bool) -> Any:
+    """The type walk of :func:`large_views` (``layouts`` False: list views, dictionaries,
+    run-end encoding and unions left as they are) and :func:`_without_views` (True)."""
     t = pa.types
     if typ == pa.string_view():
         return pa.large_string()
     if typ == pa.binary_view():
         return pa.large_binary()
+
+    def inner(child: Any) -> Any:
+        return _view_free(pa, child, layouts)
+
     if t.is_struct(typ):
-        return pa.struct([f.with_type(large_views(pa, f.type)) for f in typ])
-    if t.is_list(typ):
-        return pa.list_(typ.value_field.with_type(large_views(pa, typ.value_type)))
-    if t.is_large_list(typ):
-        return pa.large_list(typ.value_field.with_type(large_views(pa, typ.value_type)))
+        return pa.struct([f.with_type(inner(f.type)) for f in typ])
+    if t.is_list(typ) or (layouts and t.is_list_view(typ)):
+        return pa.list_(typ.value_field.with_type(inner(typ.value_type)))
+    if t.is_large_list(typ) or (layouts and t.is_large_list_view(typ)):
+        return pa.large_list(typ.value_field.with_type(inner(typ.value_type)))
     if t.is_fixed_size_list(typ):
-        field = typ.value_field.with_type(large_views(pa, typ.value_type))
-        return pa.list_(field, typ.list_size)
+        return pa.list_(typ.value_field.with_type(inner(typ.value_type)), typ.list_size)
     if t.is_map(typ):
-        key = typ.key_field.with_type(large_views(pa, typ.key_type))
-        item = typ.item_field.with_type(large_views(pa, typ.item_type))
+        key = typ.key_field.with_type(inner(typ.key_type))
+        item = typ.item_field.with_type(inner(typ.item_type))
         return pa.map_(key, item, typ.keys_sorted)
+    if not layouts:
+        return typ
+    if t.is_dictionary(typ):
+        return pa.dictionary(typ.index_type, inner(typ.value_type), typ.ordered)
+    if t.is_run_end_encoded(typ):
+        return inner(typ.value_type)  # decoded: nanoarrow reads plain arrays
+    if t.is_union(typ) and has_views(str(typ)):
+        fields = [f.with_type(inner(f.type)) for f in typ]
+        return pa.union(fields, typ.mode, list(typ.type_codes))
     return typ
 
 

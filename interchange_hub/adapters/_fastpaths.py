@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from interchange_hub._bridge.cow import share_on_write
 from interchange_hub._core.deps import require
-from interchange_hub._core.dtypes import is_numeric
+from interchange_hub._core.dtypes import is_numeric, itemsize
 from interchange_hub._core.info import (
     NO_FLAGS,
     Column,
@@ -229,13 +229,41 @@ def _polars_to_numpy_bind(ctx: Context) -> Callable[[Any], Any]:
 
         return view
 
+    empty = require("numpy").empty
+    cols = ctx.info.columns
+    try:
+        gather_rows = _GATHER_BYTES // (itemsize(cols[0].dtype) * len(cols))
+    except ValueError:  # (a numeric dtype DLPack has no size for: polars' own call)
+        gather_rows = -1
+
     def copy(value: Any) -> Any:
+        if value.height <= gather_rows:
+            # A small frame is gathered here, column by column, into the column-major
+            # array polars would make: 8 us for 1,000 x 4 doubles, polars' own 20-25 us.
+            # Above that polars' threads win (1e5 x 4: 63 us against 80).
+            views = [c.to_numpy() for c in value.get_columns()]  # (one chunk, no nulls)
+            first = views[0]
+            base, step = first.ctypes.data, first.nbytes
+            if views[1].ctypes.data == base + step and all(  # (1 us an address: pairs)
+                v.ctypes.data == base + j * step for j, v in enumerate(views)
+            ):
+                raise RouteChanged("the columns lie side by side: to_numpy gives a view")
+            out = empty((len(first), len(views)), dtype=first.dtype, order="F")
+            for j, column in enumerate(views):
+                out[:, j] = column
+            return out
         out = value.to_numpy()
         if not out.flags.writeable:  # a view after all: the plan said copy
             raise RouteChanged("the columns lie side by side: to_numpy gave a view")
         return out
 
     return copy
+
+
+#: Up to this many bytes a polars frame is gathered into its tensor by the hub, above by
+#: polars (measured on 2 cores, 4 doubles a row: 3,000 rows 9 us against 15, 10,000 rows
+#: 14 against 16, from 15,000 rows polars' threads win or tie).
+_GATHER_BYTES = 128 * 1024
 
 
 def _numpy_to_pandas_estimate(ctx: Context) -> Estimate:

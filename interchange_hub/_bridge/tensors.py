@@ -556,9 +556,19 @@ def bind_arrow_to_tensor(ctx: Context, dlpack_only: bool) -> Callable[[Any], Any
         return lambda value: arrow_to_tensor(value, ctx, dlpack_only, cast_to)
     pa, np = arrowkit.pa_module(), np_module()
     table, batch, read_table, asarray = pa.Table, pa.RecordBatch, arrowkit.read_table, np.asarray
+    record_batch = pa.record_batch
 
     def to_tensor(value: Any) -> Any:
-        data = value if type(value) is table or type(value) is batch else read_table(value)
+        cls = type(value)
+        if cls is table or cls is batch:
+            data = value
+        elif hasattr(cls, "__arrow_c_array__"):  # one batch: the C array, not a stream
+            try:  # (a nanoarrow Array: 6.9 us, against 9 through its stream)
+                data = record_batch(value)
+            except (TypeError, ValueError, pa.ArrowException):  # (a struct with nulls, say)
+                data = read_table(value)
+        else:
+            data = read_table(value)
         if type(data) is table:
             batches = data.to_batches()
             if len(batches) != 1:  # pragma: no cover - the plan saw one chunk per column

@@ -19,8 +19,22 @@ _STRING = r"(?<![a-z_])(?:large_)?string(?!_view)"
 # Where a type is the type of values inside another (a field, an item, a dictionary's
 # values, an extension type's storage): for numpy, Python objects.
 _INSIDE = r"(?:(?<=: )|(?<=values=)|(?<=storage_type=))"
-# A run-end encoded type, its values' type nested up to two levels deep
-_RUNS = r"run_end_encoded<run_ends: \w+, values: ((?:[^<>]|<(?:[^<>]|<[^<>]*>)*>)*)>"
+
+
+def _balanced(depth: int) -> str:
+    """A pattern of text whose ``<`` and ``>`` pair up, nested ``depth`` levels deep."""
+    inner = "[^<>]*"
+    for _ in range(depth):
+        inner = f"(?:[^<>]|<{inner}>)*"
+    return inner
+
+
+# What may stand between a type's < and its > (nested types, eight levels deep)
+_BALANCED = _balanced(8)
+# A nested type name (a fixed-size list's size included)
+_NESTED = rf"\w+<{_BALANCED}>(?:\[\d+\])?"
+# A run-end encoded type, its values' type in group 1
+_RUNS = rf"run_end_encoded<run_ends: \w+, values: ({_BALANCED})>"
 _BINARY = r"(?<![a-z_])(?:large_|fixed_size_)?binary(?:\[\d+\])?(?!_view)"
 
 
@@ -56,7 +70,7 @@ RULES: dict[str, tuple[Rule, ...]] = {
             "a Categorical: polars' global string cache, uint32 indices",
         ),
         Rule(
-            r"dictionary<values=((?!(?:large_)?string)(?:[^,<>]+|\w+<.+>)), indices=\w+,"
+            rf"dictionary<values=((?!(?:large_)?string)(?:[^,<>]+|{_NESTED})), indices=\w+,"
             r" ordered=\d>",
             r"\1",
             "polars Categoricals hold strings: other dictionaries are decoded to their values",
@@ -114,8 +128,8 @@ RULES: dict[str, tuple[Rule, ...]] = {
             top_level=True,
         ),
         Rule(
-            r"dictionary<values=((?:struct|map|(?:large_)?list(?:_view)?|fixed_size_list)<.+>),"
-            r" indices=\w+, ordered=\d>",
+            r"dictionary<values=((?=struct<|map<|(?:large_)?list(?:_view)?<|fixed_size_list<)"
+            rf"{_NESTED}), indices=\w+, ordered=\d>",
             r"\1",
             "pandas' categories must be hashable: a dictionary of structs, lists or maps "
             "(dicts and arrays in pandas) is decoded to its values",
@@ -276,7 +290,7 @@ RULES: dict[str, tuple[Rule, ...]] = {
     "datasets": (),
     "xarray": (
         Rule(
-            r"dictionary<values=([^,<>]+|\w+<.+>), indices=\w+, ordered=\d>",
+            rf"dictionary<values=([^,<>]+|{_NESTED}), indices=\w+, ordered=\d>",
             r"\1",
             "xarray has no categorical type: a dictionary column is decoded to its values",
             top_level=True,
@@ -288,10 +302,10 @@ RULES: dict[str, tuple[Rule, ...]] = {
             repeat=True,
         ),
         Rule(
-            r"(?<=: )list_view<",
-            "list<",
-            "a struct's values are Python objects in xarray: a list view inside comes back as "
-            "a list",
+            r"(?<=: )(large_)?list_view<",
+            r"\1list<",
+            "a struct's or list's values are Python objects in xarray: a list view inside "
+            "comes back as a list",
         ),
     ),
     "jax": (

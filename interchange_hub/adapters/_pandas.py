@@ -636,6 +636,11 @@ def _nan_beside_null(data: Any, strict: bool) -> None:
         if floats and pc.any(pc.is_nan(col)).as_py():
             why = "NaN and null both become NaN, pandas' missing value"
             losses.append(Loss(name, f"{col.type} with NaN and nulls", "float64", why))
+        if pa.types.is_dictionary(col.type) and pa.types.is_floating(col.type.value_type):
+            chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+            if any(len(c.dictionary) and pc.any(pc.is_nan(c.dictionary)).as_py() for c in chunks):
+                why = "pandas' categories cannot hold NaN: the rows of a NaN value become missing"
+                losses.append(Loss(name, f"{col.type} with NaN values", "missing", why))
     report_losses(losses, "pandas", strict)
 
 
@@ -643,31 +648,44 @@ def _categories_ready(col: Any, repeated: bool = False) -> Any:
     """A dictionary column (Array or ChunkedArray) pandas can make a Categorical of, any
     other column as it is. pandas' categories are unique, non-null and hashable: a
     dictionary of structs, lists or maps (dicts and arrays in pandas) is decoded to its
-    values (a type-mapping rule); one whose values hold nulls (or, with ``repeated``,
-    repeat: pandas finds that, see :func:`_with_categories`) is encoded again over its
-    distinct non-null values, row by row the same values."""
+    values (a type-mapping rule); one whose values hold nulls or NaN (reported by
+    :func:`_nan_beside_null`: NaN becomes missing), or, with ``repeated``, repeat (pandas
+    finds that, see :func:`_with_categories`), is encoded again over its distinct
+    non-null values with 32-bit indices, row by row the same values."""
     pa = arrowkit.pa_module()
     typ = col.type
     if not pa.types.is_dictionary(typ):
         return col
     value_type = typ.value_type
     if _unhashable(pa, value_type):
-        return arrowkit.decode_dictionary(col)
+        return arrowkit.plain_layout(arrowkit.decode_dictionary(col))
     chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
-    if not repeated and not any(c.dictionary.null_count for c in chunks):
+    if not repeated and not any(_null_categories(pa, c.dictionary) for c in chunks):
         return col
     pc = require("pyarrow.compute")
+    out_type = pa.dictionary(pa.int32(), value_type, typ.ordered)
     fixed = []
     for chunk in chunks:
         values = chunk.dictionary.cast(arrowkit.large_views(pa, value_type))  # (kernels)
+        if pa.types.is_floating(value_type):
+            values = pc.if_else(pc.is_nan(values), pa.scalar(None, values.type), values)
         distinct = pc.unique(values.drop_null())
-        where = pc.index_in(values, value_set=distinct).cast(typ.index_type)
+        where = pc.index_in(values, value_set=distinct)  # int32
         indices = where.take(chunk.indices)  # a null value's rows become null rows
         distinct = distinct.cast(value_type)
         fixed.append(pa.DictionaryArray.from_arrays(indices, distinct, ordered=typ.ordered))
     if isinstance(col, pa.ChunkedArray):
-        return pa.chunked_array(fixed, type=typ)
+        return pa.chunked_array(fixed, type=out_type)
     return fixed[0]
+
+
+def _null_categories(pa: Any, values: Any) -> bool:
+    """Whether a dictionary's values hold nulls or NaN (which pandas counts as null)."""
+    if values.null_count:
+        return True
+    if not pa.types.is_floating(values.type) or not len(values):
+        return False
+    return bool(require("pyarrow.compute").any(require("pyarrow.compute").is_nan(values)).as_py())
 
 
 def _unhashable(pa: Any, value_type: Any) -> bool:
@@ -808,10 +826,10 @@ def _import(value: Any, ctx: Context) -> Any:
     if info.kind == Kind.COLUMN:
         col = arrowkit.as_chunked(value)
         col = arrowkit.plain_layout(col)  # list views, run-end encoding: see _to_frame
-        col = _categories_ready(col)
         if not col.num_chunks:  # to_pandas aborts on no chunks of some types (see _to_frame)
             col = arrowkit.pa_module().chunked_array([arrowkit.pa_module().nulls(0, col.type)])
         _nan_beside_null(col, ctx.strict)
+        col = _categories_ready(col)  # (after: NaN among its values is reported above)
         name = info.columns[0].name if info.columns else ""
         if want == Kind.TABLE:
             return _to_frame(arrowkit.table_from_column(col, name), ctx.copy)

@@ -512,7 +512,7 @@ def _import_estimate(ctx: Context) -> Estimate:
                 "16-byte aligned (IPC bodies are 8-byte aligned)"
             )
             copies.append(Copy(col.name, col.nbytes, reason))
-        elif info.kind == Kind.STREAM and "<" in col.dtype:
+        elif info.kind == Kind.STREAM and col.dtype.startswith(_NESTED_ARROW):
             reason = (
                 "a stream's nested arrays show their nulls and offsets only once read: "
                 "polars may rebuild their validity bitmaps (a struct's nulls pushed into its "

@@ -192,8 +192,15 @@ def _to_numpy(data: Any, col: Column, copy: bool) -> tuple[Any, list[Loss], Any]
 def _kept(pa: Any, typ: Any) -> Any:
     """The Arrow type the way back restores: ``typ`` itself (views, extension types, fixed
     widths and all; :func:`buildable` is the fallback where pyarrow cannot build it from
-    the Python values), None where it holds a union (left to inference)."""
-    return None if buildable(pa, typ) is None else typ
+    the Python values), None where it holds a union (left to inference). A nested type
+    holding list views or runs is restored as :func:`buildable` makes it, lists and
+    values: pyarrow builds no runs from values, so one run field would otherwise decide
+    whether the list views beside it came back (the type mapping's rule)."""
+    plain = buildable(pa, typ)
+    if plain is None:
+        return None
+    nested = pa.types.is_struct(typ) or pa.types.is_list(typ) or pa.types.is_large_list(typ)
+    return plain if nested and not arrowkit.has_plain_layout(typ) else typ
 
 
 def buildable(pa: Any, typ: Any) -> Any:

@@ -1,0 +1,129 @@
+"""Arrow dictionaries pandas cannot take as they are: values with nulls, NaN or repeats,
+more distinct values than the index type's width leaves room for once re-encoded, and
+nested values (structs, lists, fixed-size lists, list views). Each comes back with the
+same values, the type the type mapping says, and NaN among the values is warned (strict:
+refused). Also the type mapping's patterns on deeply nested types, checked against what
+the adapters really give."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+import interchange_hub as ih
+from interchange_hub._tools import typemap
+
+HUB = ih.Hub(autoload=False)
+
+
+def plain(values: list[Any]) -> list[Any]:
+    return ["NaN" if isinstance(v, float) and math.isnan(v) else v for v in values]
+
+
+def quiet(source: Any, to: str) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return HUB.convert(source, to=to)
+
+
+def dictionary(indices: list[Any], values: pa.Array, index: pa.DataType = pa.int32()) -> Any:
+    return pa.DictionaryArray.from_arrays(pa.array(indices, index), values)
+
+
+CASES = {
+    "null value": dictionary([0, 1, None, 2, 1], pa.array(["a", None, "b"])),
+    "repeated value": dictionary([0, 1, 2, 3], pa.array(["a", "b", "a", "c"])),
+    "null and repeated": dictionary([0, 1, 2, 3, None], pa.array([3, None, 3, 4])),
+    # 200 values behind int8 indices, one null: re-encoded, 199 distinct (int32 indices)
+    "more than int8 holds": dictionary(
+        [0, 1, 127, None], pa.array([None, *(str(i) for i in range(199))]), pa.int8()
+    ),
+    "ordered, null value": pa.DictionaryArray.from_arrays(
+        pa.array([2, 0, 1], pa.int8()), pa.array(["lo", None, "hi"]), ordered=True
+    ),
+    "struct values": dictionary(
+        [0, 1, None, 1],
+        pa.StructArray.from_arrays([pa.array([1, None]), pa.array(["x", "y"])], ["i", "s"]),
+    ),
+    "fixed-size list values": dictionary(
+        [0, 1, 0], pa.FixedSizeListArray.from_arrays(pa.array([1, 2, 3, None]), 2)
+    ),
+    "list view values": dictionary(
+        [0, 1, 0],
+        pa.ListViewArray.from_arrays(
+            pa.array([2, 0], pa.int32()), pa.array([2, 1], pa.int32()), pa.array([1, 2, 3, 4])
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", ["column", "table", "chunked"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_dictionaries_pandas_cannot_hold_as_they_are_keep_their_values(
+    case: str, shape: str
+) -> None:
+    arr = CASES[case]
+    source: Any = arr
+    if shape == "table":
+        source = pa.table({"d": arr})
+    elif shape == "chunked":  # two chunks, each with a dictionary of its own
+        source = pa.chunked_array([arr, arr.slice(1)])
+    out = quiet(source, "pandas")
+    back = HUB.convert(out, to="pyarrow")
+    col = back.column(0) if isinstance(back, pa.Table) else back
+    want = source.column(0) if isinstance(source, pa.Table) else source
+    assert plain(col.to_pylist()) == plain(want.to_pylist())
+    want_type = typemap.visit("pandas", str(arr.type))
+    if case == "more than int8 holds":  # the rule's note: int8 codes up to 127 categories
+        want_type = want_type.replace("indices=int8", "indices=int16")
+    assert str(col.type) == want_type
+    if pa.types.is_dictionary(col.type):
+        series = out.iloc[:, 0] if isinstance(out, pd.DataFrame) else out
+        assert series.dtype == "category" and series.cat.ordered == arr.type.ordered
+
+
+@pytest.mark.parametrize("shape", ["column", "table"])
+def test_nan_among_a_dictionarys_values_is_warned_and_refused_under_strict(shape: str) -> None:
+    arr = dictionary([0, 1, 2, None, 0], pa.array([1.0, float("nan"), None]))
+    source: Any = arr if shape == "column" else pa.table({"d": arr})
+    with pytest.warns(ih.LossyConversionWarning, match="categories cannot hold NaN"):
+        out = HUB.convert(source, to="pandas")
+    series = out if shape == "column" else out["d"]
+    assert series.isna().tolist() == [False, True, True, True, False]
+    with pytest.raises(ih.LossyConversionError, match="NaN"):
+        HUB.convert(source, to="pandas", strict=True)
+
+
+RUNS_DEEP = pa.RunEndEncodedArray.from_arrays(
+    pa.array([1, 3], pa.int32()),
+    pa.array(
+        [{"a": [[1, 2], [3]]}, {"a": None}], pa.struct([("a", pa.list_(pa.list_(pa.int64())))])
+    ),
+)
+TWO_DICTIONARIES = pa.StructArray.from_arrays(
+    [
+        dictionary([0, 1, 0], pa.array([[1], [2, 3]], pa.list_(pa.int64()))),
+        dictionary([1, 0, 1], pa.array([[0.5], []], pa.list_(pa.float64())), pa.int8()),
+    ],
+    ["a", "b"],
+)
+
+
+# (pandas holds a struct of dictionaries as Python dicts, which pyarrow infers back)
+@pytest.mark.parametrize(
+    ("arr", "library"),
+    [(RUNS_DEEP, "pandas"), (RUNS_DEEP, "polars"), (TWO_DICTIONARIES, "polars")],
+    ids=["runs-deep-pandas", "runs-deep-polars", "two-dicts-polars"],
+)
+def test_the_type_mapping_reads_deeply_nested_types_as_the_adapters_make_them(
+    arr: Any, library: str
+) -> None:
+    out = quiet(pa.table({"c": arr}), library)
+    back = HUB.convert(out, to="pyarrow").column(0)
+    assert str(back.type) == typemap.visit(library, str(arr.type))
+    assert back.to_pylist() == arr.to_pylist()

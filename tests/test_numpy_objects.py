@@ -291,3 +291,13 @@ def test_pandas_object_ints_no_64_bit_type_holds_are_refused_with_what_to_do(
     with pytest.raises(ih.ConversionError, match=found) as caught:
         HUB.convert(source, to="pyarrow")
     assert "column 'v'" in str(caught.value) and "decimal.Decimal" in str(caught.value)
+
+
+@pytest.mark.parametrize(("values", "dtype"), [([BIG, 2**63, 0], "uint64"), ([1, -2], "int64")])
+def test_the_plan_of_pandas_object_ints_names_the_type_they_become(
+    values: list[int], dtype: str
+) -> None:
+    source = pd.DataFrame({"v": pd.Series(values, dtype=object)})
+    plan = HUB.plan(source, to="numpy")
+    assert [c.dtype for c in plan.steps[-1].estimate.out.columns] == [dtype]
+    assert str(quiet(source, "numpy").dtype) == dtype

@@ -661,7 +661,7 @@ def _nan_beside_null(data: Any, strict: bool) -> None:
             losses.append(Loss(name, f"{col.type} with NaN and nulls", "float64", why))
         if pa.types.is_dictionary(col.type) and pa.types.is_floating(col.type.value_type):
             chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
-            if any(len(c.dictionary) and pc.any(pc.is_nan(c.dictionary)).as_py() for c in chunks):
+            if any(_nan_values(pa, c.dictionary) for c in chunks):
                 why = "pandas' categories cannot hold NaN: the rows of a NaN value become missing"
                 losses.append(Loss(name, f"{col.type} with NaN values", "missing", why))
     report_losses(losses, "pandas", strict)
@@ -704,11 +704,15 @@ def _categories_ready(col: Any, repeated: bool = False) -> Any:
 
 def _null_categories(pa: Any, values: Any) -> bool:
     """Whether a dictionary's values hold nulls or NaN (which pandas counts as null)."""
-    if values.null_count:
-        return True
+    return bool(values.null_count) or _nan_values(pa, values)
+
+
+def _nan_values(pa: Any, values: Any) -> bool:
+    """Whether float ``values`` (a dictionary's) hold NaN."""
     if not pa.types.is_floating(values.type) or not len(values):
         return False
-    return bool(require("pyarrow.compute").any(require("pyarrow.compute").is_nan(values)).as_py())
+    pc = require("pyarrow.compute")
+    return bool(pc.any(pc.is_nan(values)).as_py())
 
 
 def _unhashable(pa: Any, value_type: Any) -> bool:
@@ -733,15 +737,20 @@ def _with_categories(convert: Callable[[Any], Any], data: Any) -> Any:
     except ValueError as exc:
         if "categories must be unique" not in str(exc):
             raise
+    if isinstance(data, arrowkit.pa_module().Table):
+        return convert(_table_categories_ready(data, repeated=True))
+    return convert(_categories_ready(data, repeated=True))
+
+
+def _table_categories_ready(table: Any, repeated: bool = False) -> Any:
+    """``table`` with :func:`_categories_ready` applied to its dictionary columns."""
     pa = arrowkit.pa_module()
-    if isinstance(data, pa.Table):
-        for i, field in enumerate(data.schema):
-            col = _categories_ready(data.column(i), repeated=True)
-            if col is not data.column(i):
-                data = data.set_column(i, field.with_type(col.type), col)
-    else:
-        data = _categories_ready(data, repeated=True)
-    return convert(data)
+    for i, field in enumerate(table.schema):
+        if pa.types.is_dictionary(field.type):
+            col = _categories_ready(table.column(i), repeated)
+            if col is not table.column(i):
+                table = table.set_column(i, field.with_type(col.type), col)
+    return table
 
 
 def _to_frame(table: Any, copy: bool | None) -> Any:
@@ -751,11 +760,7 @@ def _to_frame(table: Any, copy: bool | None) -> Any:
         table = pa.table(
             [arrowkit.plain_layout(c) for c in table.columns], names=table.column_names
         )
-    for i, field in enumerate(table.schema):
-        if pa.types.is_dictionary(field.type):
-            col = _categories_ready(table.column(i))
-            if col is not table.column(i):
-                table = table.set_column(i, field.with_type(col.type), col)
+    table = _table_categories_ready(table)
     if any(not col.num_chunks for col in table.columns):
         # A column of no chunks (an empty stream from nanoarrow gives them) aborts the
         # process in to_pandas for some types (list_view: "cannot construct ChunkedArray

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import itertools
 import weakref
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub._core.deps import installed, require
@@ -55,6 +54,7 @@ from interchange_hub._core.protocols import (
     is_arrow_stream,
     is_dlpack,
 )
+from interchange_hub._core.records import field, record
 from interchange_hub.errors import ConversionError
 
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ DLPACK = "dlpack"
 PROTOCOL_NODES = (ARROW, ARROW_DEVICE, DLPACK)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Context:
     """What a step needs to know besides its input value."""
 
@@ -136,7 +136,7 @@ class Context:
     at_source: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Edge:
     """One conversion step from node ``source`` to node ``target``.
 
@@ -252,7 +252,7 @@ def passthrough(value: Any, ctx: Context) -> Any:
     return value
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Buffer:
     """A memory range used by an object, for zero-copy verification."""
 
@@ -390,7 +390,7 @@ class Adapter:
         return f"<{type(self).__name__} {self.name!r}>"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Options:
     """The options of one ``convert`` call, as given (picklable: they travel to workers)."""
 

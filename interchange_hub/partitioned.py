@@ -21,9 +21,10 @@ from __future__ import annotations
 import os
 import re
 import socket
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from interchange_hub._core.records import field, record
 from interchange_hub.errors import ConversionError, InvalidOptionError
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PartitionReport:
     """What the hub of a worker planned (and did) for one partition.
 
@@ -160,7 +161,7 @@ def plan_partition(part: object, to: object, options: Options, index: int = 0) -
     return _report(hub, index, part, hub.plan(part, to, **options.kwargs()))
 
 
-@dataclass(frozen=True)
+@record
 class PartitionedPlan:
     """The plan of a partition-wise conversion.
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from inspect import isroutine
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 from interchange_hub import hookspecs
+from interchange_hub._core.records import field, record
 from interchange_hub.adapter import Adapter, Edge
 from interchange_hub.errors import InvalidOptionError, PluginWarning, warn
 
@@ -52,7 +53,7 @@ ENTRY_POINT = "entry point"
 GIVEN = "given"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PluginInfo:
     """One plugin as the hub sees it: where it came from, what it gave, what went wrong.
 
@@ -86,7 +87,7 @@ class PluginInfo:
         }
 
 
-@dataclass
+@record(frozen=False)
 class Loaded:
     """A plugin manager and what happened to each plugin while filling it."""
 

@@ -23,11 +23,11 @@ from __future__ import annotations
 import gc
 import math
 import warnings
-from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub._core.deps import installed, require
+from interchange_hub._core.records import field, record
 from interchange_hub._tools import matrix
 from interchange_hub.adapter import PROTOCOL_NODES, Adapter, Edge
 from interchange_hub.errors import (
@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Check:
     """One check of the kit: its name, whether it passed, and what was seen."""
 
@@ -62,7 +62,7 @@ class Check:
     detail: str = ""
 
 
-@dataclass
+@record(frozen=False)
 class ConformanceReport:
     """Every check run against one adapter."""
 

@@ -22,7 +22,6 @@ import errno
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from ctypes import POINTER, Structure, c_char_p, c_int, c_int32, c_int64, c_void_p
-from dataclasses import dataclass
 from typing import Any, Final, Protocol, Self
 
 from interchange_hub._c.capsule import (
@@ -43,6 +42,7 @@ from interchange_hub._c.capsule import (
 )
 from interchange_hub._core.device import Device, DeviceType
 from interchange_hub._core.dtypes import ARROW_DTYPES, ARROW_FORMATS
+from interchange_hub._core.records import record
 from interchange_hub.errors import ConsumedSourceError, ConversionError, ProtocolError
 
 # --- C structs -------------------------------------------------------------------------
@@ -114,7 +114,7 @@ class ArrowDeviceArrayStream(Structure):
 # --- plain data ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ColumnData:
     """One primitive Arrow column: where its buffers are and how to read them.
 
@@ -510,7 +510,7 @@ def _schema_maker(schema: SchemaSpec | SchemaSource | object) -> Callable[[int],
 # --- import ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Field:
     name: str
     format: str

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from interchange_hub._core.records import record
 from interchange_hub.errors import DeviceError
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ DEVICE_ALIASES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Device:
     """A place where memory lives: a device type and, except for the CPU, an index."""
 

@@ -6,10 +6,11 @@ These are the values adapters and the router exchange: no data library is touche
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from interchange_hub._core.device import CPU, Device
+from interchange_hub._core.records import record
 from interchange_hub.errors import LossyConversionError, LossyConversionWarning, warn
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ class Kind(enum.StrEnum):
     STREAM = "stream"  # a one-shot sequence of record batches
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Column:
     """One column of a table (or the single column of a column, or a tensor's data).
 
@@ -99,7 +100,7 @@ class Column:
     flags: frozenset[str] = frozenset()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DataInfo:
     """A cheap description of data, read without converting it."""
 
@@ -143,7 +144,7 @@ class DataInfo:
         return replace(self, **changes)  # type: ignore[arg-type]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Copy:
     """One column copied by a step, and why."""
 
@@ -152,7 +153,7 @@ class Copy:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Scan:
     """One column a step reads in full (O(n)) without copying it, and why: what a
     library's own semantics force (pandas' NaN, its missing value, becomes an Arrow null
@@ -162,7 +163,7 @@ class Scan:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Loss:
     """Information a step cannot keep for one column."""
 
@@ -180,7 +181,7 @@ def label(column: str) -> str:
     return f"column {column!r}" if column else "the data"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Estimate:
     """What one step does to the data: the data it produces, its copies and losses."""
 

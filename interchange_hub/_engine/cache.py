@@ -17,8 +17,9 @@ rule: a table that is full starts over. Nothing here names a library.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
+
+from interchange_hub._core.records import field, record
 
 if TYPE_CHECKING:
     from collections.abc import Hashable
@@ -36,7 +37,7 @@ MAX_KEYS_PER_CALL = 64  # route keys kept for one call (one per distinct layout,
 MAX_ROUTES = 4096  # routes kept by data signature
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class FastRoutes:
     """What the fast path keeps for one call: the source's adapter and its routes."""
 

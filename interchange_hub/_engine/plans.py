@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub._core.info import Kind, RouteChanged, label
+from interchange_hub._core.records import field, record
 from interchange_hub.adapter import Context
 from interchange_hub.errors import ConversionError, InterchangeError
 
@@ -27,7 +28,7 @@ def format_bytes(n: int) -> str:
     return f"{n} B"  # pragma: no cover
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Request:
     """What the caller asked for."""
 
@@ -54,7 +55,7 @@ class Request:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Step:
     """One step of a plan: an edge and its data-aware estimate."""
 
@@ -97,7 +98,7 @@ class Step:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Plan:
     """What ``convert`` will do, computed from the data before anything runs.
 

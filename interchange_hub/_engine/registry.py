@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sys
 import threading
-from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING
 
 from interchange_hub._core.deps import installed
+from interchange_hub._core.records import field, record
 from interchange_hub.adapter import PROTOCOL_NODES, Adapter, Edge
 from interchange_hub.errors import UnknownTargetError
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 SUGGEST_CUTOFF = 0.75
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class AdapterRecord:
     """An adapter in a registry, with the plugin that registered it."""
 
@@ -154,8 +154,8 @@ class Registry:
 
     def _find_owner(self, obj: object) -> Adapter | None:
         found = None
-        for record in self._records.values():
-            adapter = record.adapter
+        for entry in self._records.values():
+            adapter = entry.adapter
             if sys.modules.get(adapter.module) is None:
                 continue
             try:

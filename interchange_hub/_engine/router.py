@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub._core.info import (
@@ -25,6 +25,7 @@ from interchange_hub._core.info import (
     label,
     report_losses,
 )
+from interchange_hub._core.records import record
 from interchange_hub._engine.plans import (
     Compiled,
     Plan,
@@ -64,13 +65,13 @@ READONLY_NOTE = (
 )
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class _Route:
     steps: list[Step]
     cost: tuple[int, int, int, int, int]
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class _Failure:
     """Why the search stopped somewhere: at an edge that cannot carry the data, or at the
     target when the data is not what was asked for (``edge`` None)."""

@@ -12,11 +12,11 @@ import random
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub._core.deps import installed
 from interchange_hub._core.info import Kind
+from interchange_hub._core.records import record
 from interchange_hub._tools.samples import OWN_API, sample
 from interchange_hub.errors import (
     InterchangeError,
@@ -36,7 +36,7 @@ TITLES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Cell:
     """One conversion: what the plan claimed and what the buffer addresses showed.
 
@@ -85,7 +85,7 @@ class Cell:
 Progress = Callable[[int, int, str], None]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Missing:
     """A library the matrix leaves out: not installed, or installed but failing to import."""
 
@@ -112,7 +112,7 @@ class Missing:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Summary:
     """What a matrix showed, counted: only ``checked`` cells had a claim to verify."""
 

@@ -12,8 +12,9 @@ and the tests check both the document and real conversions against it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
+
+from interchange_hub._core.records import record
 
 _STRING = r"(?<![a-z_])(?:large_)?string(?!_view)"
 # Where a type is the type of values inside another (a field, an item, a dictionary's
@@ -38,7 +39,7 @@ _RUNS = rf"run_end_encoded<run_ends: \w+, values: ({_BALANCED})>"
 _BINARY = r"(?<![a-z_])(?:large_|fixed_size_)?binary(?:\[\d+\])?(?!_view)"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Rule:
     """One rewrite: ``pattern`` (a regular expression over the type name) -> ``result``."""
 
@@ -330,7 +331,7 @@ NUMPY_NATIVE = (
 NUMPY_OWN = NUMPY_NATIVE + r"|extension<arrow\.fixed_shape_tensor\[.+\]>"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Lossy:
     """One lossy step, for the document; where ``pattern`` is set, tests check that data
     of a matching type (full match) and ``when`` warns, or is refused if ``refused``."""

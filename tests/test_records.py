@@ -1,0 +1,174 @@
+"""``@record``: the hub's value classes behave as ``@dataclass(frozen=True, slots=True)``
+ones do, and defining one compiles nothing (the cold start's 15 ms)."""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import dataclasses
+import importlib
+import pickle
+import pkgutil
+from typing import Any
+
+import pytest
+
+import interchange_hub
+from interchange_hub._core.records import field, record
+
+
+@record
+class _Rec:
+    """A record."""
+
+    a: int
+    b: str = "x"
+    c: tuple[int, ...] = ()
+    hidden: object = field(default=None, compare=False, repr=False)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Twin:
+    """A record."""
+
+    a: int
+    b: str = "x"
+    c: tuple[int, ...] = ()
+    hidden: object = dataclasses.field(default=None, compare=False, repr=False)
+
+
+@record(frozen=False)
+class _Mutable:
+    items: dict[str, int] = field(default_factory=dict)
+    n: int = 0
+
+
+@record
+class _Checked:
+    kind: str
+    index: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind == "cpu":
+            object.__setattr__(self, "index", 0)
+
+
+def test_behaves_as_its_dataclass_twin() -> None:
+    ours, theirs = _Rec(1, c=(2,), hidden="h"), _Twin(1, c=(2,), hidden="h")
+    assert repr(ours) == repr(theirs).replace("_Twin", "_Rec") == "_Rec(a=1, b='x', c=(2,))"
+    assert ours == _Rec(1, "x", (2,), hidden="other")  # hidden is not compared
+    assert ours != _Rec(2, c=(2,))
+    assert ours != theirs  # another class, as for two dataclasses
+    assert hash(ours) == hash(_Rec(1, c=(2,)))
+    assert _Rec.__doc__ == _Twin.__doc__
+    assert _Rec.__slots__ == ("a", "b", "c", "hidden")
+    assert not hasattr(ours, "__dict__")
+    assert _Rec.__match_args__ == _Twin.__match_args__
+    with pytest.raises(TypeError):
+        _Rec()  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        _Rec(1, nope=2)  # type: ignore[call-arg]
+
+
+def test_dataclass_functions_work_on_records() -> None:
+    ours = _Rec(1, c=(2,), hidden="h")
+    assert dataclasses.is_dataclass(ours)
+    assert [f.name for f in dataclasses.fields(ours)] == ["a", "b", "c", "hidden"]
+    assert [f.default for f in dataclasses.fields(_Rec)] == [dataclasses.MISSING, "x", (), None]
+    assert dataclasses.asdict(ours) == dataclasses.asdict(_Twin(1, c=(2,), hidden="h"))
+    changed = dataclasses.replace(ours, b="y")
+    assert (changed.a, changed.b, changed.c, changed.hidden) == (1, "y", (2,), "h")
+    assert ours.b == "x"
+
+
+def test_frozen_pickled_and_copied() -> None:
+    ours = _Rec(1, c=(2,), hidden="h")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ours.a = 2  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del ours.a  # type: ignore[misc]
+    for again in (pickle.loads(pickle.dumps(ours)), copy.copy(ours), copy.deepcopy(ours)):
+        assert again == ours and again.hidden == "h" and again is not ours
+
+
+def test_mutable_records_and_post_init() -> None:
+    one, two = _Mutable(), _Mutable()
+    one.items["a"] = 1
+    one.n = 3
+    assert two.items == {} and one.items is not two.items  # a factory per instance
+    assert _Mutable.__hash__ is None  # eq without frozen: unhashable, as a dataclass
+    assert pickle.loads(pickle.dumps(one)) == one
+    assert _Checked("cpu", 3).index == 0 and _Checked("cuda", 3).index == 3
+
+
+def test_defining_a_record_compiles_nothing_until_it_is_made(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[object] = []
+    real = builtins.exec
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(builtins, "exec", counting)
+
+    @record
+    class Lazy:
+        x: int
+        y: int = 2
+
+    assert calls == []  # dataclasses would have compiled six methods here
+    assert Lazy(1) == Lazy(1, 2) and repr(Lazy(1)).endswith("Lazy(x=1, y=2)") and hash(Lazy(3))
+    assert len(calls) == 1  # __init__, compiled once, on the first call
+    Lazy(5)
+    assert len(calls) == 1
+
+
+def test_refuses_what_it_does_not_do() -> None:
+    with pytest.raises(TypeError, match="non-default argument"):
+
+        @record
+        class Bad:
+            a: int = 0
+            b: int  # type: ignore[misc]
+
+    with pytest.raises(TypeError, match="kw_only"):
+
+        @record
+        class KwOnly:
+            a: int = field(default=0, kw_only=True)
+
+    with pytest.raises(TypeError, match="inherit"):
+
+        @record
+        class Child(_Rec):  # type: ignore[misc]
+            d: int = 0
+
+
+def _hub_records() -> list[type]:
+    found = []
+    for info in pkgutil.walk_packages(interchange_hub.__path__, "interchange_hub."):
+        if ".adapters." in info.name or info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for value in vars(module).values():
+            if (
+                isinstance(value, type)
+                and value.__module__ == module.__name__
+                and "__dataclass_fields__" in value.__dict__
+            ):
+                found.append(value)
+    return found
+
+
+def test_the_hub_defines_records_not_dataclasses() -> None:
+    """Every value class of the package is a ``@record`` (a ``@dataclass`` would cost
+    its compile at import), and each is a dataclass to ``dataclasses``."""
+    records = _hub_records()
+    names = {c.__qualname__ for c in records}
+    assert {"Column", "DataInfo", "Estimate", "Edge", "Plan", "Step", "Device"} <= names
+    for cls in records:
+        assert "__dataclass_params__" not in cls.__dict__, f"{cls.__qualname__} is a @dataclass"
+        assert dataclasses.is_dataclass(cls)
+        assert "__slots__" in cls.__dict__, cls.__qualname__

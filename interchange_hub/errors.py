@@ -312,7 +312,7 @@ OTHER_NAMES: dict[str, str] = {
 FIRST_LINE = 300  # the most characters a message's first line should have
 _SAME_LINE = 200  # a line that ends in a list of targets stays shorter than this
 _MOST_LISTED = 15  # names a "Known targets" list shows before "and N more"
-_DEVICE_LIKE = re.compile(r"^(cpu|cuda|gpu|mps)(:\d+)?$")
+_DEVICE_LIKE = r"^(cpu|cuda|gpu|mps)(:\d+)?$"  # compiled on first use, by re's cache
 
 
 def _name_message(
@@ -336,7 +336,7 @@ def _name_message(
             f"converts to it (a plugin can add one). Meanwhile: {meanwhile}"
         )
         return _join(first, listing)
-    if _DEVICE_LIKE.match(key):
+    if re.match(_DEVICE_LIKE, key):
         first = f"{label} names a device, not a library: pass both, e.g. to='torch', device={key!r}"
         return _join(first, listing)
     if suggestions:

@@ -43,7 +43,7 @@ DLPACK_CPU_DEVICE_ID = 0
 
 _DEVICE_NAMES = {t: t.name.lower() for t in DeviceType}
 _DEVICE_CODES = {name: code for code, name in _DEVICE_NAMES.items()}
-_DEVICE_RE = re.compile(r"^(?P<kind>[a-z_]+)(?::(?P<index>\d+))?$")
+_DEVICE_RE = r"^(?P<kind>[a-z_]+)(?::(?P<index>\d+))?$"  # compiled on first use (re's cache)
 
 # Names people give devices that DLPack calls otherwise: name -> DLPack's name.
 DEVICE_ALIASES = {
@@ -77,7 +77,7 @@ class Device:
         unknown (besides ``cpu`` and ``cuda``)."""
         if isinstance(spec, Device):
             return spec
-        match = _DEVICE_RE.match(str(spec).strip().lower())
+        match = re.match(_DEVICE_RE, str(spec).strip().lower())
         if match is None or match["kind"] not in _DEVICE_CODES:
             raise DeviceError(unknown_device(spec, kinds))
         return cls(_DEVICE_CODES[match["kind"]], int(match["index"] or 0))

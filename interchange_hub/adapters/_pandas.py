@@ -555,11 +555,15 @@ def _exported_as_is(col: Column) -> bool:
 
 
 # Arrow types that pandas keeps as ArrowDtype (shared buffers): see _arrow_backed.
-_ARROW_BACKED = re.compile(
-    r"^(decimal|date|time(32|64)|list<|large_list<|fixed_size_list<|struct<|map<"
-    r"|binary|large_binary|fixed_size_binary|binary_view|extension<|month_day_nano_interval"
-    r"|sparse_union<|dense_union<)"
-)
+# (Compiled on first use, as the next pattern: a fresh process that converts no pandas data
+# pays nothing for them.)
+@cache
+def _arrow_backed_types() -> re.Pattern[str]:
+    return re.compile(
+        r"^(decimal|date|time(32|64)|list<|large_list<|fixed_size_list<|struct<|map<"
+        r"|binary|large_binary|fixed_size_binary|binary_view|extension<"
+        r"|month_day_nano_interval|sparse_union<|dense_union<)"
+    )
 
 
 def _import_copy_reason(col: Column, table: bool, copy: bool | None) -> str:
@@ -580,7 +584,7 @@ def _import_copy_reason(col: Column, table: bool, copy: bool | None) -> str:
         return "Arrow booleans are bit-packed; numpy uses a byte each"
     if "list_view<" in dtype or "run_end_encoded<" in dtype:
         return "pandas has no list views or run-end encoding: they are rebuilt as lists, decoded"
-    if _ARROW_BACKED.match(dtype):
+    if _arrow_backed_types().match(dtype):
         return ""  # pd.ArrowDtype wraps the Arrow array
     numpy_backed = is_numeric(dtype) or dtype.startswith(("timestamp", "duration"))
     if numpy_backed and col.nulls > 0:
@@ -615,7 +619,7 @@ def _import_estimate(ctx: Context) -> Estimate:
         reason = _import_copy_reason(col, table, ctx.copy)
         if reason:
             copies.append(Copy(col.name, col.nbytes, reason))
-        elif not _ARROW_BACKED.match(col.dtype) and col.nbytes != 0:
+        elif not _arrow_backed_types().match(col.dtype) and col.nbytes != 0:
             shared = True  # a numpy view of Arrow memory: read-only
     why = "Table.to_pandas(split_blocks=True) shares numeric, timestamp and large_string buffers"
     if info.kind == Kind.STREAM:
@@ -636,7 +640,7 @@ def _nullable_mapper(arrow_type: Any) -> Any:
 
 def _arrow_backed(arrow_type: Any) -> Any:
     """pandas' ArrowDtype for types numpy cannot hold faithfully (else None)."""
-    if _ARROW_BACKED.match(arrowkit.dtype_name(arrow_type)):
+    if _arrow_backed_types().match(arrowkit.dtype_name(arrow_type)):
         return _pd().ArrowDtype(arrow_type)
     return None
 
@@ -924,18 +928,21 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any]:
 # Arrow types whose columns to_pandas(split_blocks=True) turns into pandas columns with
 # nothing else to do (what _to_frame leaves as they are); integers and booleans only
 # without nulls (with nulls they become masked arrays, apart).
-_PLAIN_FRAME_TYPE = re.compile(
-    r"^(?:u?int(?:8|16|32|64)|float(?:16|32|64)|halffloat|double|bool|large_string|string"
-    r"|date32\[day\]|timestamp\[(?:s|ms|us|ns)(?:, tz=[^\]]+)?\]|duration\[(?:s|ms|us|ns)\])$"
-)
+@cache
+def _plain_frame_type() -> re.Pattern[str]:
+    return re.compile(
+        r"^(?:u?int(?:8|16|32|64)|float(?:16|32|64)|halffloat|double|bool|large_string"
+        r"|string|date32\[day\]|timestamp\[(?:s|ms|us|ns)(?:, tz=[^\]]+)?\]"
+        r"|duration\[(?:s|ms|us|ns)\])$"
+    )
 
 
 def _plain_frame(info: DataInfo) -> bool:
-    """A table whose every column :data:`_PLAIN_FRAME_TYPE` names, with its nulls known."""
+    """A table whose every column :func:`_plain_frame_type` names, with its nulls known."""
     if not info.known or not info.columns:
         return False
     for col in info.columns:
-        if col.nulls < 0 or col.chunks < 1 or not _PLAIN_FRAME_TYPE.match(col.dtype):
+        if col.nulls < 0 or col.chunks < 1 or not _plain_frame_type().match(col.dtype):
             return False
         if col.nulls and (col.dtype == "bool" or "int" in col.dtype):
             return False

@@ -301,3 +301,24 @@ def test_the_plan_of_pandas_object_ints_names_the_type_they_become(
     plan = HUB.plan(source, to="numpy")
     assert [c.dtype for c in plan.steps[-1].estimate.out.columns] == [dtype]
     assert str(quiet(source, "numpy").dtype) == dtype
+
+
+@pytest.mark.parametrize(
+    ("values", "dtype"),
+    [
+        ([BIG, None, 2**63, 0], "uint64"),
+        ([None, 1, -2], "int64"),
+        ([2**63, float("nan")], "uint64"),
+    ],
+)
+def test_the_plan_of_pandas_object_ints_with_missing_values_names_the_type_they_become(
+    values: list[Any], dtype: str
+) -> None:
+    """None or NaN among the ints: the plan reads the other values (numpy's cast refuses
+    the missing ones), and names what the export gives."""
+    source = pd.DataFrame({"v": pd.Series(values, dtype=object)})
+    plan = HUB.plan(source, to="pyarrow")
+    assert [c.dtype for c in plan.steps[0].estimate.out.columns] == [dtype]
+    out = quiet(source, "pyarrow")
+    assert str(out.column("v").type) == dtype
+    assert out.column("v").null_count == 1

@@ -951,13 +951,31 @@ def _wide_integers(pa: Any, values: list[Any], name: str) -> Any:
     """``values`` where some Python int is beyond int64 (pyarrow's inference overflows):
     the type pyarrow infers with those ints left out, each int64 in it (a list's items, a
     field, ...) that holds one read as uint64 when all its values fit (0 to 2**64-1);
-    other values are refused with what to do."""
+    other values are refused with what to do. numpy's integer scalars among them are read
+    as the Python ints they hold."""
+    values = _python_ints(values)
     typ = _inferred(pa, _ints_in_range(values)).type
     wide = _uint64_where_needed(pa, typ, values, name)
     try:
         return pa.array(values, type=wide)
     except OverflowError:  # pragma: no cover - the values were checked against the type
         raise ConversionError(f"{_which(name)} holds ints beyond 64 bits") from None
+
+
+def _python_ints(value: Any) -> Any:
+    """``value`` (nested lists, tuples and dicts) with each integer that is no Python int
+    (a numpy scalar: ``np.uint64(2**63)``) as the Python int it holds."""
+    import numbers  # (only here, on the path of ints beyond int64)
+
+    if isinstance(value, list):
+        return [_python_ints(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_python_ints(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _python_ints(v) for k, v in value.items()}
+    if type(value) not in (int, bool) and isinstance(value, numbers.Integral):
+        return int(value)
+    return value
 
 
 def _ints_in_range(value: Any) -> Any:

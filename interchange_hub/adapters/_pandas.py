@@ -353,21 +353,40 @@ def _object_ints(values: Any) -> str:
     """The Arrow type of an object column of Python ints: int64, or uint64 where one is
     beyond int64 and all fit uint64 (what :func:`_objects_of_ints` makes of them), read
     by numpy's cast (a C loop over the objects, about a third of what pyarrow's reading
-    them costs). A column with None among its ints is left as int64 here (the cast
-    refuses None): its export still reads large ints as uint64."""
+    them costs). Where None or NaN stand among the ints (the cast refuses them), the
+    cast reads the others."""
     np = np_module()
     arr = np.asarray(values, dtype=object)
     try:
         arr.astype(np.int64)
     except OverflowError:
-        try:
-            arr.astype(np.uint64)
-        except (OverflowError, TypeError, ValueError):
-            return "int64"  # no 64-bit type holds them: refused when read, saying what to do
-        return "uint64"
+        return _beyond_int64(arr)
     except (TypeError, ValueError):
-        return "int64"
+        present = arr[~_pd().isna(arr)]
+        try:
+            present.astype(np.int64)
+        except OverflowError:
+            return _beyond_int64(present)
+        except (TypeError, ValueError):
+            return "int64"  # not all ints after all: pyarrow decides, or refuses
     return "int64"
+
+
+def _beyond_int64(ints: Any) -> str:
+    """uint64 where ``ints`` (an object array with one beyond int64, and perhaps None or
+    NaN) all fit it; else int64, which its export refuses with what to do (no 64-bit
+    type holds them)."""
+    np = np_module()
+    try:
+        ints.astype(np.uint64)
+    except (TypeError, ValueError):  # None or NaN among them: read the others
+        try:
+            ints[~_pd().isna(ints)].astype(np.uint64)
+        except (OverflowError, TypeError, ValueError):
+            return "int64"
+    except OverflowError:
+        return "int64"
+    return "uint64"
 
 
 _MASKED = frozenset({Flag.MASKED})  # pandas' nullable dtypes
@@ -467,12 +486,18 @@ def _objects_of_ints(value: Any) -> Any:
         return pa.Table.from_pandas(value)
     except OverflowError:
         pass
+    except pa.ArrowInvalid as exc:  # what it raises instead where NaN stands among them
+        if "too large" not in str(exc):
+            raise
     from interchange_hub._bridge.tensors import objects_to_arrow
 
     def wide(s: Any) -> Any:
         if s.dtype != object or pd.api.types.infer_dtype(s, skipna=True) != "integer":
             return s
-        arr = objects_to_arrow(s.tolist(), str(s.name) if s.name is not None else "")
+        # pandas' missing values (None, NaN, NA) are nulls, as pyarrow reads them from pandas
+        missing = s.isna().tolist()
+        ints = [None if gone else v for v, gone in zip(s.tolist(), missing, strict=True)]
+        arr = objects_to_arrow(ints, str(s.name) if s.name is not None else "")
         return pd.Series(pd.arrays.ArrowExtensionArray(arr), index=s.index, name=s.name)
 
     if isinstance(value, pd.Series):

@@ -322,3 +322,19 @@ def test_the_plan_of_pandas_object_ints_with_missing_values_names_the_type_they_
     out = quiet(source, "pyarrow")
     assert str(out.column("v").type) == dtype
     assert out.column("v").null_count == 1
+
+
+@pytest.mark.parametrize("shape", ["array", "frame"])
+def test_numpy_integer_scalars_among_wide_ints_are_read_as_the_ints_they_hold(shape: str) -> None:
+    """An object array of np.uint64 scalars beyond int64 beside Python ints failed with
+    OverflowError: the wide-int reader took only Python ints."""
+    values = objects(np.uint64(2**63 + 5), 3, None)
+    source: Any = values if shape == "array" else pd.DataFrame({"v": pd.Series(values)})
+    out = quiet(source, "pyarrow")
+    column = as_arrow(out if shape == "array" else out.column("v"))
+    assert column.type == pa.uint64()
+    assert column.to_pylist() == [2**63 + 5, 3, None]
+    mixed = objects(np.int64(-3), 2**63)
+    bad: Any = mixed if shape == "array" else pd.DataFrame({"v": pd.Series(mixed)})
+    with pytest.raises(ih.ConversionError, match="-3 needs int64 and 9223372036854775808 uint64"):
+        HUB.convert(bad, to="pyarrow")

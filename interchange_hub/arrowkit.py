@@ -567,12 +567,20 @@ def decode_dictionary(col: Any) -> Any:
     """A dictionary Array or ChunkedArray decoded to its values, one per row (a copy).
     pyarrow 26 can neither cast a dictionary of structs to its values nor ``take`` string
     or binary views (polars' strings), also nested in the values: those are gathered as
-    large strings (or binaries) and made views again."""
+    large strings (or binaries) and made views again. Nor can it ``take`` run-end encoded
+    arrays: values holding runs (a struct's field) are decoded first, as
+    :func:`plain_layout` decodes them, and the result has that plain type."""
     pa = pa_module()
     if isinstance(col, pa.ChunkedArray):
         chunks = [decode_dictionary(c) for c in col.chunks]
-        return pa.chunked_array(chunks, type=col.type.value_type)
+        value_type = col.type.value_type
+        if "run_end_encoded<" in str(value_type):
+            value_type = _plain_type(pa, value_type)
+        return pa.chunked_array(chunks, type=value_type)
     values = col.dictionary
+    if "run_end_encoded<" in str(values.type):
+        values = plain_layout(values)
+        return values.cast(large_views(pa, values.type)).take(col.indices).cast(values.type)
     large = large_views(pa, values.type)
     if large == values.type:
         return col.dictionary_decode()

@@ -52,6 +52,17 @@ OUTSIDE_CORPUS = {
         pa.array([0, 1, None, 1], pa.int32()),
         pa.StructArray.from_arrays([pa.array([1, None]), pa.array(["x", "y"])], ["i", "s"]),
     ),
+    # pyarrow cannot take run-end encoded arrays: the values' runs are decoded first
+    "dictionary<int8, struct values with runs>": pa.DictionaryArray.from_arrays(
+        pa.array([0, 2, None, 1, 0], pa.int8()),
+        pa.StructArray.from_arrays(
+            [
+                pa.RunEndEncodedArray.from_arrays(pa.array([2, 3], pa.int32()), pa.array([7, 8])),
+                pa.array(["a", None, "c"]),
+            ],
+            ["r", "s"],
+        ),
+    ),
 }
 NAMES = [*CORPUS, *OUTSIDE_CORPUS]
 

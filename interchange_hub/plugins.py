@@ -311,7 +311,7 @@ class _Manager(pluggy.PluginManager):
     def parse_hookimpl_opts(self, plugin: object, name: str) -> HookimplOpts | None:
         if isinstance(plugin, ModuleType):
             value = plugin.__dict__.get(name)
-            if not hasattr(value, _IMPL_MARK) or not isroutine(value):
+            if not isroutine(value) or not hasattr(value, _IMPL_MARK):
                 return None
         return super().parse_hookimpl_opts(plugin, name)
 

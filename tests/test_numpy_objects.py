@@ -338,3 +338,13 @@ def test_numpy_integer_scalars_among_wide_ints_are_read_as_the_ints_they_hold(sh
     bad: Any = mixed if shape == "array" else pd.DataFrame({"v": pd.Series(mixed)})
     with pytest.raises(ih.ConversionError, match="-3 needs int64 and 9223372036854775808 uint64"):
         HUB.convert(bad, to="pyarrow")
+
+
+def test_the_plan_of_numpy_signed_scalars_beside_wide_ints_names_what_the_export_does() -> None:
+    """numpy's uint64 cast wraps np.int64(-3) to 2**64 - 3: the plan said uint64 where
+    the export refuses the column."""
+    source = pd.DataFrame({"v": pd.Series(objects(np.int64(-3), 2**63, None))})
+    plan = HUB.plan(source, to="pyarrow")
+    assert [c.dtype for c in plan.steps[0].estimate.out.columns] == ["int64"]
+    with pytest.raises(ih.ConversionError, match="-3 needs int64"):
+        HUB.convert(source, to="pyarrow")

@@ -7,6 +7,7 @@ import builtins
 import copy
 import dataclasses
 import importlib
+import inspect
 import pickle
 import pkgutil
 from typing import Any
@@ -14,7 +15,9 @@ from typing import Any
 import pytest
 
 import interchange_hub
+from interchange_hub._core import records as records_module
 from interchange_hub._core.records import field, record
+from interchange_hub.adapter import Options
 
 
 @record
@@ -170,6 +173,59 @@ def test_the_hub_defines_records_not_dataclasses() -> None:
     names = {c.__qualname__ for c in records}
     assert {"Column", "DataInfo", "Estimate", "Edge", "Plan", "Step", "Device"} <= names
     for cls in records:
-        assert "__dataclass_params__" not in cls.__dict__, f"{cls.__qualname__} is a @dataclass"
+        assert cls.__dict__.get("__replace__") is records_module._replace, cls.__qualname__
         assert dataclasses.is_dataclass(cls)
         assert "__slots__" in cls.__dict__, cls.__qualname__
+
+
+def test_tools_that_read_dataclasses_read_records() -> None:
+    """dask's tokenize reads ``__dataclass_params__`` of every dataclass (the dask plugin
+    hands Options to map_partitions); inspect.signature gives the fields before the
+    first instance; copy.replace (3.13) has ``__replace__``."""
+    tokenize = pytest.importorskip("dask.base").tokenize
+
+    @record
+    class Fresh:
+        x: int
+        y: str = "a"
+        z: dict[str, int] = field(default_factory=dict)
+
+    assert (
+        str(inspect.signature(Fresh))
+        == "(x: 'int', y: 'str' = 'a', z: 'dict[str, int]' = <factory>) -> None"  # as a dataclass
+    )
+    assert Fresh.__init__.__module__ == __name__
+    assert Fresh.__dataclass_params__.frozen is True  # type: ignore[attr-defined]
+    assert _Mutable.__dataclass_params__.frozen is False  # type: ignore[attr-defined]
+    assert tokenize(_Rec(1, c=(2,))) == tokenize(_Rec(1, c=(2,))) != tokenize(_Rec(2))
+    assert tokenize(Options(copy=False)) != tokenize(Options())
+    assert _Rec(1).__replace__(b="z") == _Rec(1, "z")  # type: ignore[attr-defined]
+
+
+def test_what_dataclasses_checks_records_check() -> None:
+    @record
+    class Hashing:
+        a: int
+        b: int = field(default=0, hash=False)
+
+    assert hash(Hashing(1, 2)) == hash(Hashing(1, 3)) and Hashing(1, 2) != Hashing(1, 3)
+    with pytest.raises(ValueError, match="mutable default"):
+
+        @record
+        class Shared:
+            items: list[int] = []  # noqa: RUF012
+
+    @record
+    class Odd:  # fields named as the generated __init__'s own names would be
+        self: int
+        _set: int = 0
+
+    assert (Odd(1, 2).self, Odd(1, 2)._set) == (1, 2)
+
+    @record(frozen=False)
+    class Loop:
+        me: object = None
+
+    loop = Loop()
+    loop.me = loop
+    assert repr(loop).endswith("Loop(me=...)")

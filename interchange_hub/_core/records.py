@@ -6,16 +6,18 @@ without compiling code when they are defined.
 interpreter's first ``ih.convert`` over the two dozen records the engine holds. A
 ``@record`` class gets shared ``__eq__``, ``__hash__``, ``__repr__`` and frozen
 ``__setattr__`` functions (closures over the field names, nothing compiled) and an
-``__init__`` compiled the first time the class is called, so a record the process never
-makes costs nothing. That ``__init__`` is the code ``dataclasses`` would write: making a
-record costs what making a dataclass does.
+``__init__`` compiled the first time the class is called (or its signature asked for),
+so a record the process never makes costs nothing. That ``__init__`` is the code
+``dataclasses`` would write: making a record costs what making a dataclass does.
 
 A record is a dataclass to everything that asks: it carries ``__dataclass_fields__`` (real
-``dataclasses.Field`` objects), so ``dataclasses.fields``, ``replace``, ``asdict`` and
-``is_dataclass`` work on it, as do pickling and ``copy``; type checkers read the decorator
-as a dataclass one (``dataclass_transform``). What it leaves out: ``order``, ``kw_only``,
-``InitVar`` and inheriting from another record, which no record of the hub uses (the
-decorator refuses them rather than getting them wrong).
+``dataclasses.Field`` objects) and ``__dataclass_params__``, so ``dataclasses.fields``,
+``replace``, ``asdict`` and ``is_dataclass`` work on it, as do pickling, ``copy``,
+``copy.replace``, ``inspect.signature`` and tools that read dataclasses (dask's
+``tokenize``); type checkers read the decorator as a dataclass one
+(``dataclass_transform``). What it leaves out: ``order``, ``kw_only``, ``InitVar``,
+``init=False`` fields and inheriting from another record or dataclass, which no record
+of the hub uses (the decorator refuses them rather than getting them wrong).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import MISSING, Field, FrozenInstanceError, field
 from operator import attrgetter
+from reprlib import recursive_repr
 from typing import TYPE_CHECKING, Any, TypeVar, dataclass_transform, overload
 
 if TYPE_CHECKING:
@@ -38,7 +41,7 @@ _T = TypeVar("_T")
 # changes it fails the suite instead of the users.
 _FIELD = getattr(dataclasses, "_FIELD", None)
 _SET = object.__setattr__
-_FACTORY = object()  # the default of a field with a default factory, in __init__
+_MUTABLE_DEFAULTS = (list, dict, set)
 
 
 @overload
@@ -58,62 +61,118 @@ def record(
     return wrap if cls is None else wrap(cls)
 
 
-def _is_classvar(annotation: object) -> bool:
+class _Factory:
+    """The default of a field with a default factory, in ``__init__`` (shown as
+    ``dataclasses`` shows it)."""
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FACTORY = _Factory()
+
+
+def _annotation_head(annotation: object) -> str:
+    """``ClassVar`` of ``"ClassVar[int]"``, ``typing.ClassVar[int]`` or ``ClassVar``."""
     text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
-    head = str(text).split("[", 1)[0].strip()
-    return head in ("ClassVar", "typing.ClassVar")
+    return str(text).split("[", 1)[0].strip().rsplit(".", 1)[-1]
 
 
-def _build(cls: type[_T], frozen: bool) -> type[_T]:
-    for base in cls.__mro__[1:]:
-        if "__dataclass_fields__" in base.__dict__:
-            raise TypeError(f"{cls.__qualname__}: a record cannot inherit from a dataclass")
-    # The class's own annotations, unevaluated (inspect.get_annotations would import
-    # inspect for what this dictionary holds already).
-    own = cls.__dict__.get("__annotations__", {})  # noqa: RUF063
+def _own_annotations(cls: type[Any]) -> dict[str, Any]:
+    """The class's own annotations, unevaluated where ``from __future__ import
+    annotations`` keeps them as strings (every module of the hub does)."""
+    own = cls.__dict__.get("__annotations__")  # noqa: RUF063 - no inspect import for this
+    if own is None:  # Python 3.14's lazily evaluated annotations, or none at all
+        import inspect
+
+        own = inspect.get_annotations(cls)
+    return dict(own)
+
+
+_PARAMS: dict[bool, object] = {}
+
+
+def _params(frozen: bool) -> object:
+    """What ``__dataclass_params__`` says of a record, for tools that read it (dask's
+    ``tokenize`` reads it of every dataclass). ``dataclasses._DataclassParams`` has more
+    slots on newer Pythons: each is set, False where a record does not do it."""
+    made = _PARAMS.get(frozen)
+    if made is None:
+        values = {"init": True, "repr": True, "eq": True, "frozen": frozen}
+        values |= {"match_args": True, "slots": True}
+        params_type = getattr(dataclasses, "_DataclassParams", None)
+        if params_type is None:  # pragma: no cover - a Python that renamed it
+            made = type("_RecordParams", (), values)()
+        else:
+            made = object.__new__(params_type)
+            for name in params_type.__slots__:
+                _SET(made, name, values.get(name, False))
+        _PARAMS[frozen] = made
+    return made
+
+
+def _fields_of(cls: type[Any]) -> dict[str, Field[Any]]:
     fields: dict[str, Field[Any]] = {}
     seen_default = False
-    for name, annotation in own.items():
-        if _is_classvar(annotation):
+    for name, annotation in _own_annotations(cls).items():
+        head = _annotation_head(annotation)
+        if head == "ClassVar":
             continue
-        if "InitVar" in str(annotation):
+        if head == "InitVar":
             raise TypeError(f"{cls.__qualname__}.{name}: records take no InitVar fields")
         default = cls.__dict__.get(name, MISSING)
         f: Field[Any] = default if isinstance(default, Field) else field(default=default)
         if f.kw_only is True or not f.init:
             raise TypeError(f"{cls.__qualname__}.{name}: records take no kw_only/init=False")
+        if isinstance(f.default, _MUTABLE_DEFAULTS):  # (the error dataclasses gives)
+            raise ValueError(  # noqa: TRY004
+                f"mutable default {type(f.default)} for field {name} is not allowed: "
+                "use default_factory"
+            )
         has_default = f.default is not MISSING or f.default_factory is not MISSING
         if seen_default and not has_default:
             raise TypeError(f"non-default argument {name!r} follows default argument")
         seen_default = seen_default or has_default
         f.name = name
         f.type = annotation
+        f.kw_only = False
         f._field_type = _FIELD  # type: ignore[attr-defined]
         fields[name] = f
+    return fields
 
+
+def _build(cls: type[_T], frozen: bool) -> type[_T]:
+    for base in cls.__mro__[1:]:
+        if "__dataclass_fields__" in base.__dict__:
+            raise TypeError(f"{cls.__qualname__}: a record cannot inherit from a dataclass")
+    fields = _fields_of(cls)
     names = tuple(fields)
     compared = tuple(n for n, f in fields.items() if f.compare)
+    hashed = tuple(n for n, f in fields.items() if (f.compare if f.hash is None else f.hash))
     shown = tuple(n for n, f in fields.items() if f.repr)
-    get = _getter(compared)
     ns = {k: v for k, v in cls.__dict__.items() if k not in names and k not in _NOT_COPIED}
     ns["__slots__"] = names
     ns["__dataclass_fields__"] = fields
+    ns["__dataclass_params__"] = _params(frozen)
     ns["__match_args__"] = names
+    ns["__replace__"] = _replace  # copy.replace (Python 3.13)
     box: list[type[Any]] = []
     if "__init__" not in ns:
         ns["__init__"] = _lazy_init(box, fields, frozen)
+        ns["__signature__"] = _LazySignature()
     if "__repr__" not in ns:
         ns["__repr__"] = _repr_of(shown)
     if "__eq__" not in ns:
-        ns["__eq__"] = _eq_of(get)
+        ns["__eq__"] = _eq_of(_getter(compared))
+    explicit_hash = ns.get("__hash__") is not None  # (a class defining __eq__ has None)
     if frozen:
-        if ns.get("__hash__") is None:  # a class that defines __eq__ has __hash__ = None
-            ns["__hash__"] = _hash_of(get)
+        if not explicit_hash:
+            ns["__hash__"] = _hash_of(_getter(hashed))
         ns["__setattr__"] = _frozen_setattr
         ns["__delattr__"] = _frozen_delattr
         ns["__getstate__"] = _getstate_of(names)
         ns["__setstate__"] = _setstate_of(names)
-    else:
+    elif not explicit_hash:
         ns["__hash__"] = None  # as a dataclass with eq and not frozen: unhashable
     meta: Any = type(cls)
     made: type[_T] = meta(cls.__name__, cls.__bases__, ns)
@@ -125,42 +184,80 @@ def _build(cls: type[_T], frozen: bool) -> type[_T]:
 _NOT_COPIED = frozenset({"__dict__", "__weakref__"})
 
 
+def _replace(self: Any, /, **changes: Any) -> Any:
+    return dataclasses.replace(self, **changes)
+
+
 def _lazy_init(
     box: list[type[Any]], fields: dict[str, Field[Any]], frozen: bool
 ) -> Callable[..., None]:
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        owner = box[0]
-        init = _compile_init(owner, fields, frozen)
-        owner.__init__ = init
-        init(self, *args, **kwargs)
+        _install_init(box[0], fields, frozen)(self, *args, **kwargs)
 
+    __init__.__record_lazy__ = (box, fields, frozen)  # type: ignore[attr-defined]
     return __init__
+
+
+def _install_init(
+    owner: type[Any], fields: dict[str, Field[Any]], frozen: bool
+) -> Callable[..., None]:
+    """Compile ``owner``'s ``__init__`` and put it in place of the lazy one (two threads
+    doing it at once each compile the same function, and either one is kept)."""
+    init = _compile_init(owner, fields, frozen)
+    owner.__init__ = init
+    return init
+
+
+class _LazySignature:
+    """``inspect.signature`` of a record class: the signature of its ``__init__``
+    (``help()`` and IPython show the fields), compiled now if it is not yet."""
+
+    def __get__(self, instance: object, owner: type[Any]) -> Any:
+        import inspect
+
+        init: Callable[..., None] = owner.__dict__["__init__"]
+        lazy = getattr(init, "__record_lazy__", None)
+        if lazy is not None:
+            box, fields, frozen = lazy
+            init = _install_init(box[0], fields, frozen)
+        sig = inspect.signature(init)
+        return sig.replace(parameters=list(sig.parameters.values())[1:])
 
 
 def _compile_init(
     owner: type[Any], fields: dict[str, Field[Any]], frozen: bool
 ) -> Callable[..., None]:
-    params, body = ["self"], []
-    env: dict[str, Any] = {"_set": _SET, "_FACTORY": _FACTORY}
+    # The function's own names start with "__record_": no field can take them.
+    params, body = ["__record_self"], []
+    env: dict[str, Any] = {
+        "__name__": owner.__module__,
+        "__record_set": _SET,
+        "__record_factory": _FACTORY,
+    }
     for name, f in fields.items():
         if f.default_factory is not MISSING:
-            env[f"_f_{name}"] = f.default_factory
-            params.append(f"{name}=_FACTORY")
-            value = f"_f_{name}() if {name} is _FACTORY else {name}"
+            env[f"__record_f_{name}"] = f.default_factory
+            params.append(f"{name}=__record_factory")
+            value = f"__record_f_{name}() if {name} is __record_factory else {name}"
         else:
             if f.default is not MISSING:
-                env[f"_d_{name}"] = f.default
-                params.append(f"{name}=_d_{name}")
+                env[f"__record_d_{name}"] = f.default
+                params.append(f"{name}=__record_d_{name}")
             else:
                 params.append(name)
             value = name
-        body.append(f"_set(self, {name!r}, {value})" if frozen else f"self.{name} = {value}")
+        body.append(
+            f"__record_set(__record_self, {name!r}, {value})"
+            if frozen
+            else f"__record_self.{name} = {value}"
+        )
     if hasattr(owner, "__post_init__"):
-        body.append("self.__post_init__()")
+        body.append("__record_self.__post_init__()")
     source = f"def __init__({', '.join(params)}):\n    " + "\n    ".join(body or ["pass"])
     exec(source, env)  # noqa: S102 - the source is built from field names only
     init: Callable[..., None] = env["__init__"]
     init.__qualname__ = f"{owner.__qualname__}.__init__"
+    init.__annotations__ = {name: f.type for name, f in fields.items()} | {"return": None}
     return init
 
 
@@ -175,6 +272,7 @@ def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
 
 
 def _repr_of(shown: tuple[str, ...]) -> Callable[[Any], str]:
+    @recursive_repr()
     def __repr__(self: Any) -> str:
         body = ", ".join(f"{n}={getattr(self, n)!r}" for n in shown)
         return f"{type(self).__qualname__}({body})"

@@ -352,39 +352,41 @@ def _dtype_name(s: Any) -> str:
 def _object_ints(values: Any) -> str:
     """The Arrow type of an object column of Python ints: int64, or uint64 where one is
     beyond int64 and all fit uint64 (what :func:`_objects_of_ints` makes of them), read
-    by numpy's cast (a C loop over the objects, about a third of what pyarrow's reading
-    them costs). Where None or NaN stand among the ints (the cast refuses them), the
-    cast reads the others."""
+    by numpy's casts (C loops over the objects, about a third of what pyarrow's reading
+    them costs). Where the int64 cast fails (an int beyond it, or None or NaN among
+    them), a float64 cast (None as NaN) tells whether any int is that large before the
+    present ones are read exactly."""
     np = np_module()
     arr = np.asarray(values, dtype=object)
     try:
         arr.astype(np.int64)
+    except (OverflowError, TypeError, ValueError):
+        pass
+    else:
+        return "int64"
+    try:
+        approx = arr.astype(np.float64)
+    except (TypeError, ValueError):  # pd.NA among them, or not all ints after all
+        return "int64"
+    present = ~np.isnan(approx)
+    magnitude = np.abs(approx[present])
+    if not magnitude.size or magnitude.max() < 2.0**62:
+        return "int64"
+    ints = arr[present]
+    try:
+        ints.astype(np.int64)
     except OverflowError:
-        return _beyond_int64(arr)
-    except (TypeError, ValueError):
-        present = arr[~_pd().isna(arr)]
-        try:
-            present.astype(np.int64)
-        except OverflowError:
-            return _beyond_int64(present)
-        except (TypeError, ValueError):
-            return "int64"  # not all ints after all: pyarrow decides, or refuses
-    return "int64"
-
-
-def _beyond_int64(ints: Any) -> str:
-    """uint64 where ``ints`` (an object array with one beyond int64, and perhaps None or
-    NaN) all fit it; else int64, which its export refuses with what to do (no 64-bit
-    type holds them)."""
-    np = np_module()
+        pass
+    else:
+        return "int64"
+    # no 64-bit type holds them (refused when read, saying what to do): a negative int
+    # beside one beyond int64 (numpy's uint64 cast wraps its own signed scalars), or one
+    # beyond uint64
+    if (approx[present] < 0).any():
+        return "int64"
     try:
         ints.astype(np.uint64)
-    except (TypeError, ValueError):  # None or NaN among them: read the others
-        try:
-            ints[~_pd().isna(ints)].astype(np.uint64)
-        except (OverflowError, TypeError, ValueError):
-            return "int64"
-    except OverflowError:
+    except (OverflowError, TypeError, ValueError):
         return "int64"
     return "uint64"
 

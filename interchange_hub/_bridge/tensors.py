@@ -962,34 +962,36 @@ def _wide_integers(pa: Any, values: list[Any], name: str) -> Any:
         raise ConversionError(f"{_which(name)} holds ints beyond 64 bits") from None
 
 
+def _each_leaf(value: Any, leaf: Callable[[Any], Any]) -> Any:
+    """``value`` (nested lists, tuples and dicts) with ``leaf`` applied to everything else."""
+    if isinstance(value, list):
+        return [_each_leaf(v, leaf) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_each_leaf(v, leaf) for v in value)
+    if isinstance(value, dict):
+        return {k: _each_leaf(v, leaf) for k, v in value.items()}
+    return leaf(value)
+
+
 def _python_ints(value: Any) -> Any:
     """``value`` (nested lists, tuples and dicts) with each integer that is no Python int
     (a numpy scalar: ``np.uint64(2**63)``) as the Python int it holds."""
     import numbers  # (only here, on the path of ints beyond int64)
 
-    if isinstance(value, list):
-        return [_python_ints(v) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_python_ints(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _python_ints(v) for k, v in value.items()}
-    if type(value) not in (int, bool) and isinstance(value, numbers.Integral):
-        return int(value)
-    return value
+    def leaf(v: Any) -> Any:
+        return int(v) if type(v) not in (int, bool) and isinstance(v, numbers.Integral) else v
+
+    return _each_leaf(value, leaf)
 
 
 def _ints_in_range(value: Any) -> Any:
     """``value`` (nested lists, tuples and dicts) with each int beyond int64 as 0: what
     pyarrow can infer a type from."""
-    if isinstance(value, list):
-        return [_ints_in_range(v) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_ints_in_range(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _ints_in_range(v) for k, v in value.items()}
-    if type(value) is int and not _INT64_MIN <= value <= _INT64_MAX:
-        return 0
-    return value
+    return _each_leaf(value, _in_range)
+
+
+def _in_range(value: Any) -> Any:
+    return 0 if type(value) is int and not _INT64_MIN <= value <= _INT64_MAX else value
 
 
 def _uint64_where_needed(pa: Any, typ: Any, values: list[Any], name: str) -> Any:

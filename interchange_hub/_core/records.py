@@ -2,7 +2,7 @@
 without compiling code when they are defined.
 
 ``dataclasses`` writes six methods of every class as source text and compiles each with
-``exec`` while the class is being defined: 0.5 to 0.8 ms a class, about 15 ms of a fresh
+``exec`` while the class is being defined: 0.5 to 0.8 ms a class, about 20 ms of a fresh
 interpreter's first ``ih.convert`` over the two dozen records the engine holds. A
 ``@record`` class gets shared ``__eq__``, ``__hash__``, ``__repr__`` and frozen
 ``__setattr__`` functions (closures over the field names, nothing compiled) and an

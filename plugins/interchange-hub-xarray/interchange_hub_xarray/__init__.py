@@ -103,6 +103,7 @@ class XarrayAdapter(Adapter):
                 _export.tensor_estimate,
                 _export.to_tensor,
                 _NEEDS,
+                bind=_export.tensor_bind,
             ),
             Edge(
                 NAME,
@@ -112,6 +113,7 @@ class XarrayAdapter(Adapter):
                 _export.table_estimate,
                 _export.to_table,
                 _NEEDS_ARROW,
+                bind=_export.table_bind,
             ),
             Edge(
                 ARROW,

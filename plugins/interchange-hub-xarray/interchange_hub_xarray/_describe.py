@@ -432,28 +432,44 @@ def route_key(obj: Any) -> tuple[Any, ...] | None:
     (their NaT) and object arrays (their None and types), and variables held otherwise
     than by numpy or a pandas Index of numbers; also for empty data."""
     xr, np = xr_module(), np_module()
+    # Read from the objects' own slots (what their public properties wrap, 0.3-1 us each
+    # through Frozen views): 1.2 us for a DataArray against 3.7 us through .sizes/.coords.
     cls = type(obj)
     if cls is xr.DataArray:
-        data: list[tuple[Any, Any]] = [(obj.name, obj.variable)]
+        variable = obj._variable
+        data: Any = ((obj._name, variable),)
+        coords: Any = obj._coords.items()
+        sizes = tuple(zip(variable._dims, variable.shape, strict=True))
     elif cls is xr.Dataset:
-        data = list(obj.data_vars.variables.items())
+        variables, names = obj._variables, obj._coord_names
+        data = [(k, v) for k, v in variables.items() if k not in names]
+        coords = [(k, v) for k, v in variables.items() if k in names]
+        sizes = tuple(obj._dims.items())
     else:
         return None
-    sizes = tuple(obj.sizes.items())
-    if any(n == 0 for _, n in sizes):
-        return None
-    parts = []
-    for group in (data, obj.coords.variables.items()):
+    for _, n in sizes:
+        if n == 0:
+            return None
+    ndarray = np.ndarray
+    parts: list[Any] = []
+    for group in (data, coords):
         for name, var in group:
-            dtype = var.dtype
-            if not isinstance(dtype, np.dtype) or dtype.kind in "MmO":
-                return None
             held = var._data
-            if isinstance(held, np.ndarray):
+            if type(held) is ndarray:
+                dtype = held.dtype
+                if dtype.kind in "MmO":
+                    return None
                 layout: tuple[Any, ...] = (held.strides, held.flags.writeable)
-            elif backing(var) == "index":
-                layout = ("index", getattr(held, "level", None))
             else:
-                return None
-            parts.append((name, var.dims, var.shape, dtype, layout))
+                dtype = var.dtype
+                if not isinstance(dtype, np.dtype) or dtype.kind in "MmO":
+                    return None
+                if isinstance(held, ndarray):  # a subclass (a masked array, say)
+                    layout = (type(held), held.strides, held.flags.writeable)
+                elif backing(var) == "index":
+                    layout = ("index", getattr(held, "level", None))
+                else:
+                    return None
+            parts.append((name, var._dims, var.shape, dtype, layout))
+        parts.append(None)  # (between the data and the coordinates)
     return (cls, sizes, tuple(parts))

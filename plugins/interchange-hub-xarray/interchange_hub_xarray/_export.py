@@ -153,6 +153,22 @@ def tensor_estimate(ctx: Context) -> Estimate:
     return Estimate(out, why=why, shared_readonly=info.readonly)
 
 
+def tensor_bind(ctx: Context) -> Any:
+    """:func:`to_tensor` for the hot path: a DataArray's numpy values read from its slots
+    (0.2 us, against 1.5 us through ``sole_variable`` and ``backing``); anything else as
+    :func:`to_tensor` takes it."""
+    data_array, ndarray = d.xr_module().DataArray, d.np_module().ndarray
+
+    def run(value: Any) -> Any:
+        if type(value) is data_array:
+            held = value._variable._data
+            if type(held) is ndarray:
+                return held
+        return to_tensor(value, ctx)
+
+    return run
+
+
 def to_tensor(value: Any, ctx: Context) -> Any:
     var = d.sole_variable(value)
     held = d.backing(var)
@@ -346,6 +362,46 @@ def _declared() -> dict[str, Any]:
         "float64": pa.float64,
         "null": pa.null,
     }
+
+
+def table_bind(ctx: Context) -> Any:
+    """:func:`to_table` for the hot path. Data without coordinates along one dimension
+    whose variables are 1-D numpy numbers or booleans (what the long table then is: one
+    column per variable, no labels) goes straight from the variables' slots to
+    ``pa.array`` (4 us for a DataArray, against 9 us through :func:`layout`); anything
+    else as :func:`to_table` takes it."""
+    pa, xr, ndarray = arrowkit.pa_module(), d.xr_module(), d.np_module().ndarray
+    data_array, dataset = xr.DataArray, xr.Dataset
+    array, from_arrays = pa.array, pa.Table.from_arrays
+    column = ctx.info.kind == Kind.COLUMN
+
+    def plain(var: Any) -> Any:
+        held = var._data
+        if type(held) is ndarray and held.ndim == 1 and held.dtype.kind in "biuf":
+            return held
+        return None
+
+    def run(value: Any) -> Any:
+        cls = type(value)
+        if cls is data_array and not value._coords:
+            held = plain(value._variable)
+            if held is not None:
+                arr = array(held.ravel())
+                return arr if column else from_arrays([arr], names=[d.value_name(value)])
+        elif cls is dataset and not column and not value._coord_names and len(value._dims) == 1:
+            variables = value._variables
+            arrays = []
+            for var in variables.values():
+                held = plain(var)
+                if held is None:
+                    break
+                arrays.append(array(held.ravel()))
+            else:
+                if arrays:
+                    return from_arrays(arrays, names=[str(k) for k in variables])
+        return to_table(value, ctx)
+
+    return run
 
 
 def to_table(value: Any, ctx: Context) -> Any:

@@ -370,8 +370,8 @@ def from_arrow(value: Any, ctx: Context) -> Any:
         _report(lost, ctx)
         var = xr.Variable((d.DEFAULT_DIM,), values, encoding=_encoding(kept))
         if want == "Dataset":
-            return xr.Dataset({col.name or d.VALUES: var})
-        da = xr.DataArray(var, name=col.name or None)
+            return dataset_of(xr, {col.name or d.VALUES: var})
+        da = data_array_of(xr, var, col.name or None)
         da.encoding = _encoding(kept)  # DataArray(variable) keeps its data, not its encoding
         return da
     table = arrowkit.read(value, Kind.TABLE, info)
@@ -399,10 +399,38 @@ def from_arrow(value: Any, ctx: Context) -> Any:
         da = xr.DataArray(var, coords=coords, name=name)
         da.encoding = dict(var.encoding)
         return da
-    ds = xr.Dataset(data_vars, coords=coords)
+    ds = xr.Dataset(data_vars, coords=coords) if coords else dataset_of(xr, data_vars)
     if not data_vars and not coords and table.num_rows:
         ds = ds.expand_dims({dim: table.num_rows})  # no columns: keep the rows' count
     return ds
+
+
+def dataset_of(xr: Any, variables: dict[str, Any]) -> Any:
+    """``xr.Dataset(variables)`` for variables made for it that hold no coordinate (no
+    variable is named as a dimension): built by ``Dataset._construct_direct``, the
+    constructor xarray's own operations use, which skips the merge and alignment that
+    leave such variables as they are (1.2 µs against 68-75 µs for four columns, where the
+    direct call ``xr.Dataset({name: (dim, values)})`` pays them). The result is
+    ``identical`` to the constructor's (a test checks it). Anything else, or an xarray
+    without that constructor, goes through ``xr.Dataset``."""
+    construct = getattr(xr.Dataset, "_construct_direct", None)
+    if construct is None or not variables:
+        return xr.Dataset(variables)
+    dims: dict[str, int] = {}
+    for var in variables.values():
+        if not variables.keys().isdisjoint(var.dims):
+            return xr.Dataset(variables)  # a dimension coordinate: it needs an index
+        for dim, size in zip(var.dims, var.shape, strict=True):
+            if dims.setdefault(dim, size) != size:
+                return xr.Dataset(variables)  # (which says what does not fit)
+    return construct(variables, set(), dims, attrs={})
+
+
+def data_array_of(xr: Any, var: Any, name: str | None) -> Any:
+    """``xr.DataArray(var, name=name)`` for a variable without coordinates, through the
+    constructor's ``fastpath`` (1.3 µs against 11 µs): the same array, coordinates and
+    indexes (none) as the public path gives it."""
+    return xr.DataArray(var, {}, name=name, indexes={}, fastpath=True)
 
 
 def _encoding(kept: Any) -> dict[str, Any]:
@@ -472,8 +500,8 @@ def from_dlpack(value: Any, ctx: Context) -> Any:
         arr = np.array(arr, copy=True)
     dims = dims_of(arr.ndim)
     if _target(ctx, ctx.info) == "Dataset":
-        return xr.Dataset({d.VALUES: (dims, arr)})
-    return xr.DataArray(arr, dims=dims)
+        return dataset_of(xr, {d.VALUES: xr.Variable(dims, arr)})
+    return data_array_of(xr, xr.Variable(dims, arr), None)
 
 
 # -- xarray -> xarray ------------------------------------------------------------------------
@@ -591,7 +619,7 @@ def pandas_bind(ctx: Context) -> Any:
     info = ctx.info
     want = _target(ctx, info)
     copy = bool(ctx.copy)
-    dataset, variable, data_array = xr.Dataset, xr.Variable, xr.DataArray
+    variable = xr.Variable
 
     def values(series: Any) -> Any:
         arr = series.to_numpy()
@@ -607,9 +635,9 @@ def pandas_bind(ctx: Context) -> Any:
         dims = (d.DEFAULT_DIM,)
         if want == "Dataset":
             key = name or d.VALUES
-            return lambda value: dataset({key: variable(dims, values(value))})
+            return lambda value: dataset_of(xr, {key: variable(dims, values(value))})
         label = name or None
-        return lambda value: data_array(variable(dims, values(value)), name=label)
+        return lambda value: data_array_of(xr, variable(dims, values(value)), label)
     names = [c.name for c in info.columns]
     dims = (_dimension(info)[0],)
 
@@ -620,8 +648,8 @@ def pandas_bind(ctx: Context) -> Any:
         }
         if want == "DataArray":
             ((name, var),) = data.items()
-            return data_array(var, name=name)
-        return dataset(data)
+            return data_array_of(xr, var, name)
+        return dataset_of(xr, data)
 
     return run
 

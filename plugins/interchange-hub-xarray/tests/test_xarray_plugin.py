@@ -723,3 +723,65 @@ def test_arrow_nulls_into_xarray_still_warn_rather_than_pass_through_pandas(hub:
     assert [s.edge.target for s in plan.steps][-2:] != ["pandas", "xarray"], plan
     with pytest.warns(LossyConversionWarning, match="nulls become NaN"):
         hub.convert(col, to="xarray")
+
+
+def _built_publicly(result: Any) -> Any:
+    """``result`` rebuilt through xarray's public constructors, from its own variables."""
+    if isinstance(result, xr.DataArray):
+        return xr.DataArray(result.variable, coords=result.coords, name=result.name)
+    return xr.Dataset(
+        {k: v.variable for k, v in result.data_vars.items()},
+        coords={k: v.variable for k, v in result.coords.items()},
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "to"),
+    [
+        (pa.table({"a": [1.0, 2.0], "b": ["x", None], "t": pa.array([1, 2], pa.date32())}), None),
+        (pa.table({"a": [1, 2]}).column(0), xr.DataArray),
+        (pa.table({"a": [1, 2]}).column(0), xr.Dataset),
+        (pa.chunked_array([[], [1.5, None]], pa.float64()), xr.DataArray),
+        (pl.DataFrame({"a": [1, 2, 3], "b": [0.5, 1.5, None]}), None),
+        (pd.DataFrame({"a": [1.0, np.nan], "b": [True, False]}), None),
+        (pd.Series([1, 2], name="s"), xr.DataArray),
+        (pd.Series([1, 2]), xr.Dataset),
+        (np.arange(6.0).reshape(2, 3), xr.Dataset),
+        (np.arange(6.0).reshape(2, 3), xr.DataArray),
+        (torch.arange(4), xr.DataArray),
+        (np.asarray(3.0), xr.DataArray),
+        (pa.table({"index": [3, 4], "v": [1.0, 2.0]}), None),
+        (pa.table({"dim_0": [3, 4]}), None),
+    ],
+)
+def test_objects_built_directly_are_identical_to_the_public_constructors(
+    hub: ih.Hub, source: Any, to: Any
+) -> None:
+    # The hub builds Datasets and DataArrays without coordinates directly (xarray's own
+    # _construct_direct and the DataArray fastpath), skipping the constructors' merge:
+    # the result must be what the public constructors make of the same variables.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LossyConversionWarning)
+        result = hub.convert(source, to=to or "xarray")
+    public = _built_publicly(result)
+    assert result.identical(public)
+    assert type(result) is type(public)
+    assert dict(result.sizes) == dict(public.sizes)
+    assert list(result.xindexes) == list(public.xindexes)
+    assert set(result.coords) == set(public.coords)
+    assert result.attrs == public.attrs == {}
+    if isinstance(result, xr.Dataset):
+        assert list(result.data_vars) == list(public.data_vars)
+        for name in result.variables:  # encodings (the kept Arrow types) survive
+            assert result[name].encoding == public[name].encoding
+        result["new"] = result[next(iter(result.data_vars))] * 2  # a usable Dataset
+        assert "new" in result.data_vars
+
+
+def test_variables_of_different_lengths_get_xarray_s_own_error() -> None:
+    from interchange_hub_xarray._import import dataset_of
+
+    variables = {"a": xr.Variable(("x",), [1, 2]), "b": xr.Variable(("x",), [1, 2, 3])}
+    with pytest.raises(ValueError, match="conflicting sizes"):
+        dataset_of(xr, variables)
+    assert dataset_of(xr, {}).identical(xr.Dataset())

@@ -54,12 +54,12 @@ from interchange_hub.adapter import (
     DeviceType,
     Edge,
     Estimate,
+    IdentityKeys,
     Kind,
     Loss,
     RouteChanged,
     Unroutable,
     mixed_parts,
-    passthrough,
     require,
 )
 from interchange_hub.errors import ConsumedSourceError, ConversionError
@@ -204,6 +204,12 @@ def alignment(info: DataInfo) -> int:
     return int(getattr(info, "alignment", 0) or 0)
 
 
+def _route_key(obj: Any) -> Hashable | None:
+    if not obj.size or len(obj.devices()) != 1:
+        return None  # empty, or sharded: always planned
+    return (obj.dtype, obj.shape[1:], obj.ndim, _layout(obj), str(_device(obj)))
+
+
 class JaxAdapter(Adapter):
     name = NAME
     module = "jax"
@@ -253,12 +259,17 @@ class JaxAdapter(Adapter):
             readonly=True,  # jax Arrays are immutable
         )
 
+    def __init__(self) -> None:
+        # A jax Array is immutable: its dtype, shape, layout and device never change, so
+        # its key is read once per object (5 us through .format and __dlpack_device__,
+        # 0.4 us after). Only deletion (donation, .delete()) happens later: checked on
+        # every call.
+        self._keys = IdentityKeys(_route_key)
+
     def route_key(self, obj: Any) -> Hashable | None:
-        if isinstance(obj, _array_types()[1]) or not obj.size or obj.is_deleted():
+        if isinstance(obj, _array_types()[1]) or obj.is_deleted():
             return None
-        if len(obj.devices()) != 1:
-            return None  # sharded: always planned
-        return (obj.dtype, obj.shape[1:], obj.ndim, _layout(obj), str(_device(obj)))
+        return self._keys(obj)
 
     def buffers(self, obj: Any) -> list[Buffer]:
         if isinstance(obj, _array_types()[1]) or obj.is_deleted() or not obj.size:
@@ -280,7 +291,16 @@ class JaxAdapter(Adapter):
 
     def edges(self) -> Sequence[Edge]:
         return (
-            Edge(NAME, DLPACK, self.name, "__dlpack__", _export_estimate, passthrough, ("jax",)),
+            Edge(
+                NAME,
+                DLPACK,
+                self.name,
+                "__dlpack__",
+                _export_estimate,
+                _export,
+                ("jax",),
+                bind=_export_bind,
+            ),
             Edge(
                 DLPACK,
                 NAME,
@@ -319,6 +339,40 @@ def _export_estimate(ctx: Context) -> Estimate:
     return Estimate(
         info, why="jax.Array is a DLPack producer (its own buffer; jax treats it as immutable)"
     )
+
+
+def _export_bind(ctx: Context) -> Callable[[Any], Any] | None:
+    """The export of a row-major CPU Array of numpy's own dtypes: ``np.asarray(x)``, a
+    read-only numpy view of the same buffer and a DLPack producer (0.7 us, against 2.5-6
+    us for jax's own ``__dlpack__``, which is Python). jax tells whether it copied: a
+    copy is kept in ``_npy_value``, a view is not. Where it did (or jax no longer has that
+    attribute), the Array itself goes on, as DLPack; None (nothing to do) for everything
+    else."""
+    info = ctx.info
+    if not info.device.is_cpu or info.layout != "C" or info.columns[0].dtype not in _NUMPY_DLPACK:
+        return None
+    asarray = require("numpy").asarray
+
+    def run(value: Any) -> Any:
+        if getattr(value, "_npy_value", 0) is None:
+            arr = asarray(value)
+            if value._npy_value is None:  # not copied: a view of the Array's own buffer
+                return arr
+        return value
+
+    return run
+
+
+def _export(value: Any, ctx: Context) -> Any:
+    run = _export_bind(ctx)
+    return value if run is None else run(value)
+
+
+# The dtypes numpy holds and exports through DLPack itself (not ml_dtypes' bfloat16/fp8).
+_NUMPY_DLPACK = frozenset(
+    {"bool", "float16", "float32", "float64", "complex64", "complex128"}
+    | {f"{s}int{b}" for s in ("", "u") for b in (8, 16, 32, 64)}
+)
 
 
 # -- dlpack / arrow -> jax -------------------------------------------------------------------

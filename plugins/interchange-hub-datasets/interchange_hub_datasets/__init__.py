@@ -205,7 +205,16 @@ class DatasetsAdapter(Adapter):
 
     def edges(self) -> Sequence[Edge]:
         return (
-            Edge(NAME, ARROW, self.name, "Dataset.data.table", _export_estimate, _export, _NEEDS),
+            Edge(
+                NAME,
+                ARROW,
+                self.name,
+                "Dataset.data.table",
+                _export_estimate,
+                _export,
+                _NEEDS,
+                bind=_export_bind,
+            ),
             Edge(
                 ARROW, NAME, self.name, "datasets.Dataset(table)", _import_estimate, _import, _NEEDS
             ),
@@ -373,6 +382,32 @@ def _export_estimate(ctx: Context) -> Estimate:
     return Estimate(out, tuple(copies), tuple(losses), why, copies_all=fresh)
 
 
+def _export_bind(ctx: Context) -> Any:
+    """:func:`_export` for the hot path: a Dataset without an indices mapping whose columns
+    hold no extension types (the plan's columns say it: no storage to cast to) is its
+    table, read from its slot, with datasets' own schema metadata dropped (1 us, against
+    7 us through the schema rebuilt and compared on every call). Anything else (a Column,
+    an indices mapping) as :func:`_export` takes it."""
+    if any(f.startswith(STORAGE) for c in ctx.info.columns for f in c.flags):
+        return lambda value: _export(value, ctx)
+    dataset = _ds().Dataset
+
+    def run(value: Any) -> Any:
+        if type(value) is not dataset or value._indices is not None:
+            return _export(value, ctx)
+        table = value._data.table
+        metadata = table.schema.metadata
+        if not metadata or _OWN_METADATA not in metadata:
+            return table
+        rest = {k: v for k, v in metadata.items() if k != _OWN_METADATA}
+        return table.replace_schema_metadata(rest or None)
+
+    return run
+
+
+_OWN_METADATA = b"huggingface"  # datasets' features, as JSON: not the data's
+
+
 def _export(value: Any, ctx: Context) -> Any:
     dataset, name = _source(value)
     pa = arrowkit.pa_module()
@@ -385,7 +420,7 @@ def _export(value: Any, ctx: Context) -> Any:
     if not schema.equals(table.schema):
         table = table.cast(schema)  # extension -> storage: the same buffers
     metadata = {
-        k: v for k, v in (table.schema.metadata or {}).items() if k != b"huggingface"
+        k: v for k, v in (table.schema.metadata or {}).items() if k != _OWN_METADATA
     } or None
     if metadata != table.schema.metadata:
         table = table.replace_schema_metadata(metadata)

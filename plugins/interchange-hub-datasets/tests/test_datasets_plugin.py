@@ -713,3 +713,33 @@ def test_polars_categoricals_are_decoded_with_a_warning(hub: ih.Hub) -> None:
     assert ds["c"] == ["a", None, "b", "a"]
     with pytest.raises(ih.LossyConversionError):
         hub.convert(frame, to="datasets", strict=True)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: sample(),
+        lambda: sample().shuffle(seed=1),
+        lambda: sample()["x"],
+        lambda: rich().select_columns(["grid"]),
+        lambda: datasets.Dataset(pa.table({"a": [1, 2]}).replace_schema_metadata({"mine": "kept"})),
+        lambda: datasets.Dataset(pa.table({"a": [1.5, None]})),
+    ],
+)
+def test_the_bound_export_is_the_export(hub: ih.Hub, make: Any) -> None:
+    # The hot path reads the table from its slot; it must give what the full export gives
+    # (datasets' metadata dropped, other metadata kept, storage types, indices applied).
+    from interchange_hub_datasets import _export, _export_bind
+
+    obj = make()
+    ctx = Context(hub.describe(obj), target="pyarrow")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ih.LossyConversionWarning)
+        bound, full = _export_bind(ctx)(obj), _export(obj, ctx)
+        converted = [hub.convert(obj, to="pyarrow") for _ in range(3)]  # planned, then cached
+    for result in (bound, *converted):
+        assert result.equals(full)
+        schema = result.schema if isinstance(result, pa.Table) else None
+        if schema is not None:
+            assert schema.equals(full.schema, check_metadata=True)
+            assert b"huggingface" not in (schema.metadata or {})

@@ -138,6 +138,7 @@ class NanoarrowAdapter(Adapter):
                 _import_estimate,
                 _import,
                 ("nanoarrow",),
+                bind=_import_bind,
             ),
         )
 
@@ -293,6 +294,22 @@ def _import_estimate(ctx: Context) -> Estimate:
     if copies and not installed("pyarrow"):
         raise Unroutable("view types need pyarrow to be cast before nanoarrow reads them")
     return Estimate(ctx.info.but(kind=want), copies, why="C structs moved into nanoarrow")
+
+
+def _import_bind(ctx: Context) -> Any:
+    """:func:`_import` for the hot path: where the data holds no view types and keeps its
+    kind, ``na.Array``/``na.ArrayStream`` itself (what :func:`_import` decides from the
+    context alone, taken once); anything else as :func:`_import` does it."""
+    na = _na()
+    info = ctx.info
+    want = ctx.kind or info.kind
+    if ctx.target_type is na.Array and want == Kind.STREAM:
+        want = Kind.TABLE
+    if any(arrowkit.has_views(c.dtype) for c in info.columns) or (
+        want != info.kind and Kind.STREAM not in (want, info.kind)
+    ):
+        return lambda value: _import(value, ctx)
+    return na.ArrayStream if want == Kind.STREAM else na.Array
 
 
 def _import(value: Any, ctx: Context) -> Any:

@@ -366,18 +366,24 @@ def read_table(value: Any) -> Any:
     if isinstance(value, pa.RecordBatch):
         return pa.Table.from_batches([value])
     if is_arrow_stream(value):
-        table = pa.table(value)
-        try:
-            table.validate()  # lengths only: O(columns x chunks), no data read
-        except pa.ArrowInvalid as exc:
-            raise ConversionError(
-                f"the stream of {type(value).__name__} holds record batches whose columns "
-                f"are longer than their rows ({exc}): slices of longer arrays, which "
-                "pyarrow's record batch import keeps as they are; export each batch sliced "
-                "to its rows (or as a column's stream, whose structs are nullable)"
-            ) from exc
-        return table
+        return read_stream(value)
     return pa.Table.from_batches([pa.record_batch(value)])
+
+
+def read_stream(value: Any) -> Any:
+    """A pyarrow Table from an ``__arrow_c_stream__`` producer, its lengths checked."""
+    pa = pa_module()
+    table = pa.table(value)
+    try:
+        table.validate()  # lengths only: O(columns x chunks), no data read
+    except pa.ArrowInvalid as exc:
+        raise ConversionError(
+            f"the stream of {type(value).__name__} holds record batches whose columns "
+            f"are longer than their rows ({exc}): slices of longer arrays, which "
+            "pyarrow's record batch import keeps as they are; export each batch sliced "
+            "to its rows (or as a column's stream, whose structs are nullable)"
+        ) from exc
+    return table
 
 
 def read_column(value: Any) -> Any:

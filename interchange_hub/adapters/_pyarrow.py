@@ -228,6 +228,7 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any] | None:
         # One batch: read through the C array interface where the producer has it (a
         # nanoarrow Array: 5.3 us, against 6.7 us through its stream), as a Table.
         from_batches, record_batch = pa.Table.from_batches, pa.record_batch
+        read_stream = arrowkit.read_stream
 
         def one_batch(value: Any) -> Any:
             cls = type(value)
@@ -236,6 +237,8 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any] | None:
             # Asked of the type: a polars frame's own __getattr__ costs 1.5 us a miss.
             if hasattr(cls, "__arrow_c_array__"):
                 return from_batches([record_batch(value)])
+            if hasattr(cls, "__arrow_c_stream__"):  # (a polars frame: 0.5 us less)
+                return read_stream(value)
             return read_table(value)
 
         return one_batch

@@ -38,6 +38,10 @@ if TYPE_CHECKING:
 
 FASTPATH = "fastpath"
 _NEEDS = ("numpy", "torch")
+# The CPU tensor libraries a table's numpy view may lead on to: their results carry no
+# names or index, so the detour through numpy loses nothing the Arrow route would keep
+# (jax is a plugin's; a name here only lets the route through numpy be considered).
+_TENSOR_TARGETS = frozenset({"numpy", "torch", "jax"})
 
 
 def _plain(ctx: Context) -> None:
@@ -122,7 +126,7 @@ def _numeric(dtype: str) -> bool:
 
 def _pandas_to_numpy_estimate(ctx: Context) -> Estimate:
     info = ctx.info
-    if ctx.target not in ("numpy", "torch"):
+    if ctx.target not in _TENSOR_TARGETS:
         raise Unroutable("only for tensor results: a detour would drop names and index")
     if len(info.data_columns) != len(info.columns):
         raise Unroutable("the index is left out by the Arrow route, which says so")
@@ -169,7 +173,7 @@ def _pandas_to_numpy(value: Any, ctx: Context) -> Any:
 
 def _polars_to_numpy_estimate(ctx: Context) -> Estimate:
     info = ctx.info
-    if ctx.target not in ("numpy", "torch"):
+    if ctx.target not in _TENSOR_TARGETS:
         raise Unroutable("only for tensor results: a detour would drop the names")
     if info.kind not in (Kind.TABLE, Kind.COLUMN) or ctx.kind not in (None, Kind.TENSOR):
         raise Unroutable("a polars DataFrame or Series to a tensor")

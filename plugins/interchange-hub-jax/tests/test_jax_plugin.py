@@ -545,3 +545,21 @@ def test_an_array_jax_cached_a_copy_of_goes_through_dlpack(hub: ih.Hub) -> None:
     x._npy_value = copy
     plan, arr = checked(hub, x, "numpy")
     assert plan.zero_copy and ptr(arr) == ptr(x) and ptr(arr) != ptr(copy)
+
+
+def test_pandas_and_polars_frames_reach_jax_through_their_numpy_view(hub: ih.Hub) -> None:
+    # A frame's own to_numpy view, then one copy into jax (column-major: jax copies it),
+    # not Arrow's NaN scan and a second copy into a 2-D tensor.
+    import pandas as pd
+
+    values = np.arange(40.0).reshape(10, 4)
+    values[3, 1] = np.nan  # pandas' NaN stays NaN, as in jnp.asarray(df.to_numpy())
+    for frame in (pd.DataFrame(values, columns=list("abcd")), pl.from_numpy(values)):
+        with jax.enable_x64(True):
+            plan, result = checked(hub, frame)
+            assert plan.steps[0].edge.adapter == "fastpath"
+            assert not plan.losses
+            if isinstance(frame, pd.DataFrame):  # (one block; polars' columns lie apart here)
+                assert plan.copied_bytes == values.nbytes
+            np.testing.assert_array_equal(np.asarray(result), values)
+            assert result.dtype == jnp.float64

@@ -1673,6 +1673,33 @@ class Comparison:
     # never a regression.
     new: list[str] = field(default_factory=list)
     new_libraries: list[str] = field(default_factory=list)  # in no baseline case
+    # Cases that looked regressed against the baseline but not against the baseline's
+    # commit measured on this machine (``apply_recheck``), each with ``recheck_then`` and
+    # ``recheck_now``, the two ratios measured here.
+    cleared: list[dict[str, Any]] = field(default_factory=list)
+    recheck_commit: str | None = None
+    recheck_error: str | None = None
+
+
+def case_key(case: dict[str, Any]) -> str:
+    return f"{case['pair']}/{case['shape']}/{case['rows']}"
+
+
+def apply_recheck(cmp: Comparison, recheck: dict[str, Any] | None) -> None:
+    """Move the regressions that the same-machine measurement of the baseline's commit
+    clears (``run.py``'s ``_recheck``: ``{"commit", "cases": {key: {"then", "now",
+    "regressed"}}, "error"}``) to ``cmp.cleared``; a case it did not measure stays."""
+    if not recheck:
+        return
+    cmp.recheck_commit, cmp.recheck_error = recheck.get("commit"), recheck.get("error")
+    kept = []
+    for row in cmp.regressions:
+        seen = recheck.get("cases", {}).get(case_key(row))
+        if seen is None or seen["regressed"]:
+            kept.append(row)
+        else:
+            cmp.cleared.append({**row, "recheck_then": seen["then"], "recheck_now": seen["now"]})
+    cmp.regressions = kept
 
 
 def compare(

@@ -474,7 +474,12 @@ def comparison_text(
             f"slower), {len(cmp.improvements)} "
             f"improvement(s), {cmp.unchanged} within ±{threshold:.0%}; "
             f"{len(cmp.missing)} baseline case(s) not run; {len(cmp.new)} new case(s) not "
-            "in the baseline (not compared)."
+            "in the baseline (not compared)"
+            + (
+                f"; {len(cmp.cleared)} case(s) cleared by the baseline's commit measured here."
+                if cmp.cleared
+                else "."
+            )
         ),
     ]
     if cmp.new_libraries:
@@ -484,8 +489,42 @@ def comparison_text(
             f"Load average at the start: baseline {loads[0]}, this run {loads[1]} "
             "(2 cores: a load above ~1 means other work shared the machine)."
         )
+    if cmp.recheck_error:
+        lines.append(
+            f"The baseline's commit ({cmp.recheck_commit or 'none recorded'}) could not be "
+            f"measured on this machine ({cmp.recheck_error}): the regressions stand."
+        )
     if cmp.regressions:
         lines += ["", "Regressions:", "", table(cmp.regressions)]
+    if cmp.cleared:
+        lines += [
+            "",
+            (
+                f"Not regressions on this machine: {len(cmp.cleared)} case(s) whose ratio grew "
+                "against the baseline but not against the baseline's commit "
+                f"({(cmp.recheck_commit or '')[:10]}) measured here, each in a fresh "
+                "interpreter (a ratio shifts between machines: the hub's Python dispatch and "
+                "a direct call's C code scale differently with the CPU):"
+            ),
+            "",
+            markdown_table(
+                [
+                    "case",
+                    "hub/direct in the baseline",
+                    "baseline's commit here",
+                    "this commit here",
+                ],
+                [
+                    [
+                        f"{r['pair'].replace(':', ' → ')} {r['shape']} {r['rows']:,}",
+                        _r(r.get("baseline_ratio")),
+                        _r(r.get("recheck_then")),
+                        _r(r.get("recheck_now")),
+                    ]
+                    for r in cmp.cleared
+                ],
+            ),
+        ]
     if cmp.improvements:
         lines += ["", "Improvements:", "", table(cmp.improvements)]
     return "\n".join(lines)

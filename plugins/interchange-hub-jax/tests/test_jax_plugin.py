@@ -563,3 +563,24 @@ def test_pandas_and_polars_frames_reach_jax_through_their_numpy_view(hub: ih.Hub
                 assert plan.copied_bytes == values.nbytes
             np.testing.assert_array_equal(np.asarray(result), values)
             assert result.dtype == jnp.float64
+
+
+def test_a_pandas_series_reaches_jax_through_its_numpy_view_without_a_nan_scan(
+    hub: ih.Hub,
+) -> None:
+    # Both routes copy once (into jax); the one through Arrow also reads every value
+    # (pandas' NaN as null), so the router takes the Series' to_numpy view.
+    import pandas as pd
+
+    for nan in (False, True):  # (with a NaN the Arrow route would also be lossy)
+        values = np.arange(1000.0)
+        if nan:
+            values[7] = np.nan
+        series = pd.Series(values, name="v")
+        with jax.enable_x64(True):
+            plan, result = checked(hub, series)
+            assert plan.steps[0].edge.adapter == "fastpath", plan
+            assert not plan.scans and not plan.losses, plan
+            assert plan.copied_bytes == values.nbytes
+            np.testing.assert_array_equal(np.asarray(result), values)  # NaN stays NaN
+            assert result.dtype == jnp.float64

@@ -232,12 +232,21 @@ def _temporal_key(data: Any) -> Hashable | None:
     (the minimum is NaT exactly when one is), at memory bandwidth, as describe's own
     count: NaT decides nulls in Arrow and losses into tensors, so it cannot be left out.
     Describing the frame instead costs the same scans and much more besides."""
-    np = np_module()
     if data.dtype.kind not in "mM" or not data.size or data.strides[-1] != data.itemsize:
         return None
-    nat = np.isnat(data.min(axis=-1))
+    nat = _nat_min(data)
     numpy_dtype: Hashable = data.dtype
     return (numpy_dtype, bool(nat) if nat.ndim == 0 else tuple(nat.tolist()))
+
+
+def _nat_min(data: Any) -> Any:
+    """Whether ``data`` (numpy datetimes or durations) holds NaT, per row of its last
+    axis: the minimum of its int64 view is NaT's INT64_MIN exactly when one is (numpy's
+    int64 minimum is vectorised: 45 us for 1e5 values, its datetime minimum 412)."""
+    return data.view(np_module().int64).min(axis=-1) == _NAT
+
+
+_NAT = -(1 << 63)  # NaT's int64 value (INT64_MIN)
 
 
 def _plain_values(values: Any) -> bool:
@@ -317,8 +326,9 @@ def _nulls(values: Any, numpy_backed: bool) -> int:
     if kind in ("f", "m", "M"):
         np = np_module()
         arr = np.asarray(values)
-        missing = np.isnan if kind == "f" else np.isnat
-        return int(np.count_nonzero(missing(arr))) if missing(arr.min()) else 0
+        if kind == "f":
+            return int(np.count_nonzero(np.isnan(arr))) if np.isnan(arr.min()) else 0
+        return int(np.count_nonzero(np.isnat(arr))) if _nat_min(arr.reshape(-1)) else 0
     arrow = getattr(getattr(values, "array", values), "_pa_array", None)
     if arrow is not None and hasattr(arrow, "null_count"):
         return int(arrow.null_count)  # pyarrow-backed: Arrow keeps the count (no isna())

@@ -30,7 +30,7 @@ from interchange_hub._core.info import (
     Unroutable,
     nan_scans,
 )
-from interchange_hub.adapter import Context, Edge
+from interchange_hub.adapter import Context, Edge, with_context
 from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -91,6 +91,24 @@ def _from_numpy(value: Any, ctx: Context) -> Any:
     return torch.from_numpy(value)
 
 
+def _from_numpy_bind(ctx: Context) -> Callable[[Any], Any]:
+    """The run for ``ctx``: for arrays that are not datetimes (the route key holds the
+    dtype), torch.from_numpy behind the read-only check alone (2.7 -> 2.0 us a
+    conversion on 2 cores; from_numpy itself 1.9)."""
+    dtype = ctx.info.columns[0].dtype if ctx.info.columns else ""
+    if dtype.startswith(("timestamp[", "duration[")):
+        return with_context(_from_numpy, ctx)
+    torch = require("torch")
+    from_numpy = torch.from_numpy
+
+    def run(value: Any) -> Any:
+        if _TORCH_WARNED or value.flags.writeable:
+            return from_numpy(value)
+        return _from_read_only(torch, value)
+
+    return run
+
+
 # torch warns once per process about a read-only array ("The given NumPy array is not
 # writable..."); the plan's WriteThroughWarning says it instead. The first read-only
 # array is converted with that warning silenced; torch then never gives it again, and
@@ -117,6 +135,14 @@ def _to_numpy_estimate(ctx: Context) -> Estimate:
 
 
 def _to_numpy(value: Any, ctx: Context) -> Any:
+    return _tensor_numpy(value)
+
+
+def _to_numpy_bind(ctx: Context) -> Callable[[Any], Any]:
+    return _tensor_numpy  # (no context to read: one call less)
+
+
+def _tensor_numpy(value: Any) -> Any:
     return value.detach().numpy() if value.requires_grad else value.numpy()
 
 
@@ -449,10 +475,20 @@ def register_edges(register: Any) -> None:
             _from_numpy_estimate,
             _from_numpy,
             _NEEDS,
+            bind=_from_numpy_bind,
         )
     )
     register(
-        Edge("torch", "numpy", FASTPATH, "Tensor.numpy", _to_numpy_estimate, _to_numpy, _NEEDS)
+        Edge(
+            "torch",
+            "numpy",
+            FASTPATH,
+            "Tensor.numpy",
+            _to_numpy_estimate,
+            _to_numpy,
+            _NEEDS,
+            bind=_to_numpy_bind,
+        )
     )
     # Not pandas: its deep copy keeps sharing the Arrow buffers of Arrow-backed columns.
     for library, run in (("numpy", _numpy_copy), ("torch", _torch_copy)):

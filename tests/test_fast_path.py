@@ -531,6 +531,23 @@ def test_pandas_datetimes_are_keyed_with_their_nat(hub: ih.Hub) -> None:
             hub.convert(series, to="torch")
 
 
+def test_nat_is_found_in_datetimes_and_durations_of_either_byte_order() -> None:
+    # The route key's NaT check reads the int64 view's minimum: NaT is INT64_MIN, and a
+    # real time one tick later is not NaT (nor is the epoch, nor a negative duration).
+    from interchange_hub.adapters._pandas import _nat_min
+
+    for unit in ("datetime64[ns]", "timedelta64[s]"):
+        values = np.array([-(2**63) + 1, -5, 0, 2**63 - 1], dtype="int64").view(unit)
+        assert not _nat_min(values)
+        holes = values.copy()
+        holes[2] = np.array("NaT", dtype=unit)
+        assert _nat_min(holes)
+        assert _nat_min(holes.astype(holes.dtype.newbyteorder(">")))  # the other order
+        assert not _nat_min(values.astype(values.dtype.newbyteorder(">")))
+        rows = np.stack([values, holes])  # a block: one column per row
+        assert _nat_min(rows).tolist() == [False, True]
+
+
 def test_plain_arrow_tables_into_pandas_keep_checks_on_the_bound_run(hub: ih.Hub) -> None:
     floats = pa.table({"x": [1.0, None, 3.0], "t": pa.array([1, 2, 3], pa.timestamp("us"))})
     both = pa.table({"x": [float("nan"), None, 3.0], "t": floats.column("t")})

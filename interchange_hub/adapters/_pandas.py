@@ -242,8 +242,12 @@ def _temporal_key(data: Any) -> Hashable | None:
 def _nat_min(data: Any) -> Any:
     """Whether ``data`` (numpy datetimes or durations) holds NaT, per row of its last
     axis: the minimum of its int64 view is NaT's INT64_MIN exactly when one is (numpy's
-    int64 minimum is vectorised: 45 us for 1e5 values, its datetime minimum 412)."""
-    return data.view(np_module().int64).min(axis=-1) == _NAT
+    int64 minimum is vectorised: 45 us for 1e5 values, its datetime minimum 412). Data
+    in the other byte order takes numpy's datetime minimum."""
+    np = np_module()
+    if not data.dtype.isnative:
+        return np.isnat(data.min(axis=-1))
+    return data.view(np.int64).min(axis=-1) == _NAT
 
 
 _NAT = -(1 << 63)  # NaT's int64 value (INT64_MIN)

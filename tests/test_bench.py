@@ -92,19 +92,24 @@ print(json.dumps(facts))
 """
 
 
-@pytest.fixture(scope="module")
-def facts() -> dict[str, Any]:
+def _run_in_benchmarks(script: str, *argv: str, timeout: float = 300) -> dict[str, Any]:
+    """What ``script`` prints last (JSON), run by a fresh interpreter in benchmarks/."""
     done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, json.dumps(CURRENT), json.dumps(BASELINE)],
+        [sys.executable, "-c", script, *argv],
         capture_output=True,
         text=True,
         check=False,
         cwd=ROOT / "benchmarks",
-        timeout=300,
+        timeout=timeout,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
+
+
+@pytest.fixture(scope="module")
+def facts() -> dict[str, Any]:
+    return _run_in_benchmarks(SCRIPT, json.dumps(CURRENT), json.dumps(BASELINE))
 
 
 def test_every_direct_call_runs_on_some_shape(facts: dict[str, Any]) -> None:
@@ -189,19 +194,13 @@ print(json.dumps({"recheck": current["meta"]["recheck"], "regressions": len(cmp.
 """
 
 
-def _recheck(commit: str) -> dict[str, Any]:
+def _recheck(commit: str, uncommitted: bool = False) -> dict[str, Any]:
     baseline, current = _looks_regressed()
-    done = subprocess.run(
-        [sys.executable, "-c", RECHECK, json.dumps(baseline), json.dumps(current), commit],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=ROOT / "benchmarks",
-        timeout=600,
+    if uncommitted:
+        baseline["meta"]["uncommitted"] = ["interchange_hub/hub.py"]
+    return _run_in_benchmarks(
+        RECHECK, json.dumps(baseline), json.dumps(current), commit, timeout=600
     )
-    assert done.returncode == 0, done.stdout + done.stderr
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
 
 
 def test_apply_recheck_clears_only_cases_the_baseline_commit_measured_as_fast() -> None:
@@ -253,18 +252,7 @@ def test_recheck_measures_the_baseline_commit_and_this_tree_on_this_machine() ->
 
 def test_recheck_of_a_baseline_measured_with_uncommitted_changes_keeps_the_regression() -> None:
     # Its commit is not the code that was measured: nothing to compare with.
-    baseline, current = _looks_regressed()
-    baseline["meta"]["uncommitted"] = ["interchange_hub/hub.py"]
-    done = subprocess.run(
-        [sys.executable, "-c", RECHECK, json.dumps(baseline), json.dumps(current), "HEAD"],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=ROOT / "benchmarks",
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    found = json.loads(done.stdout.strip().splitlines()[-1])
+    found = _recheck("HEAD", uncommitted=True)
     assert "uncommitted changes" in found["recheck"]["error"]
     assert found["regressions"] == 1 and found["cleared"] == 0
 

@@ -584,3 +584,29 @@ def test_a_pandas_series_reaches_jax_through_its_numpy_view_without_a_nan_scan(
             assert plan.copied_bytes == values.nbytes
             np.testing.assert_array_equal(np.asarray(result), values)  # NaN stays NaN
             assert result.dtype == jnp.float64
+
+
+@pytest.mark.parametrize("shift", [0, 8, 16])  # bytes past a 64-byte boundary
+def test_large_arrays_copied_by_jax_itself_are_new_memory_with_their_values(
+    hub: ih.Hub, shift: int
+) -> None:
+    # From 512 KiB jax copies (device_put for column-major, its DLPack import for
+    # row-major arrays); what it would share of an aligned array is copied after, and a
+    # read-only one takes jnp.array: the result never shares the source.
+    rows = 40_000  # 4 columns of float64: 1.25 MiB
+    base = np.empty(rows * 4 + 16)
+    start = (-base.ctypes.data % 64 + shift) // 8
+    data = base[start : start + rows * 4].reshape(rows, 4)
+    data[:] = np.arange(rows * 4.0).reshape(rows, 4)
+    assert data.ctypes.data % 64 == shift
+    for arr in (data, np.asfortranarray(data)):
+        for readonly in (False, True):
+            src = arr.copy(order="K") if readonly else arr
+            if readonly:
+                src.flags.writeable = False
+            for copy in (None, True):  # (checked: the plan's claim holds by address)
+                with jax.enable_x64(True):
+                    plan, result = checked(hub, src, copy=copy)
+                    assert not (copy and plan.zero_copy)
+                    np.testing.assert_array_equal(np.asarray(result), src)
+                    assert result.dtype == jnp.float64

@@ -302,9 +302,7 @@ def _import_bind(ctx: Context) -> Any:
     context alone, taken once); anything else as :func:`_import` does it."""
     na = _na()
     info = ctx.info
-    want = ctx.kind or info.kind
-    if ctx.target_type is na.Array and want == Kind.STREAM:
-        want = Kind.TABLE
+    want = _wanted(ctx)
     if any(arrowkit.has_views(c.dtype) for c in info.columns) or (
         want != info.kind and Kind.STREAM not in (want, info.kind)
     ):
@@ -312,12 +310,17 @@ def _import_bind(ctx: Context) -> Any:
     return na.ArrayStream if want == Kind.STREAM else na.Array
 
 
+def _wanted(ctx: Context) -> Kind:
+    """The kind the result takes: the one asked for, else the data's; a stream asked for
+    as an ``na.Array`` is read into one."""
+    want = ctx.kind or ctx.info.kind
+    return Kind.TABLE if ctx.target_type is _na().Array and want == Kind.STREAM else want
+
+
 def _import(value: Any, ctx: Context) -> Any:
     na = _na()
     info = ctx.info
-    want = ctx.kind or info.kind
-    if ctx.target_type is na.Array and want == Kind.STREAM:
-        want = Kind.TABLE  # asked for an Array: read the stream into one
+    want = _wanted(ctx)
     if any(arrowkit.has_views(c.dtype) for c in info.columns):
         # nanoarrow 0.9 crashes the process on string_view/binary_view (polars' strings).
         if want == Kind.STREAM and info.kind != Kind.COLUMN:  # (a column's: read whole)

@@ -395,17 +395,21 @@ def _export_bind(ctx: Context) -> Any:
     def run(value: Any) -> Any:
         if type(value) is not dataset or value._indices is not None:
             return _export(value, ctx)
-        table = value._data.table
-        metadata = table.schema.metadata
-        if not metadata or _OWN_METADATA not in metadata:
-            return table
-        rest = {k: v for k, v in metadata.items() if k != _OWN_METADATA}
-        return table.replace_schema_metadata(rest or None)
+        return _without_own_metadata(value._data.table)
 
     return run
 
 
 _OWN_METADATA = b"huggingface"  # datasets' features, as JSON: not the data's
+
+
+def _without_own_metadata(table: Any) -> Any:
+    """``table`` without datasets' own schema metadata (the rest kept)."""
+    metadata = table.schema.metadata
+    if not metadata or _OWN_METADATA not in metadata:
+        return table
+    rest = {k: v for k, v in metadata.items() if k != _OWN_METADATA}
+    return table.replace_schema_metadata(rest or None)
 
 
 def _export(value: Any, ctx: Context) -> Any:
@@ -419,11 +423,7 @@ def _export(value: Any, ctx: Context) -> Any:
     schema = pa.schema([f.with_type(_plain_type(pa, f.type)) for f in table.schema])
     if not schema.equals(table.schema):
         table = table.cast(schema)  # extension -> storage: the same buffers
-    metadata = {
-        k: v for k, v in (table.schema.metadata or {}).items() if k != _OWN_METADATA
-    } or None
-    if metadata != table.schema.metadata:
-        table = table.replace_schema_metadata(metadata)
+    table = _without_own_metadata(table)
     return table if name is None else table.column(0)
 
 

@@ -109,7 +109,7 @@ class PandasAdapter(Adapter):
                 if extra is None:
                     return None
                 name = obj.name
-                if name is not None and type(name) is not str:
+                if name is not None and type(name) not in _KEYED_NAMES:
                     return None
                 return (name, extra)
             names = self._names(obj.columns)
@@ -265,12 +265,21 @@ def _plain_values(values: Any) -> bool:
     )
 
 
+# Column names the route key holds as they are: strings and ints (pd.DataFrame(matrix)
+# names its columns 0, 1, ...). Two tuples of them are equal only when their str() are,
+# which is what describe and Arrow export name the columns. Floats and bools are left
+# out: 1 == 1.0 == True, and their str() differ.
+_KEYED_NAMES = frozenset({str, int})
+
+
 def _names_key(columns: Any) -> Hashable | None:
-    """Unique string column names, as a tuple (None: a frame the fast path leaves out)."""
+    """Unique string or int column names, as a tuple (None: a frame the fast path leaves
+    out: repeated names, or names of another type)."""
     if not columns.is_unique:
         return None
     names = tuple(columns)
-    return names if all(type(n) is str for n in names) else None
+    keyed = _KEYED_NAMES
+    return names if all(type(n) in keyed for n in names) else None
 
 
 def _one_block(frame: Any) -> bool:

@@ -23,6 +23,7 @@ from interchange_hub._core.info import (
     Flag,
     Kind,
     Loss,
+    RouteChanged,
     Unroutable,
     report_losses,
 )
@@ -98,21 +99,24 @@ class PolarsAdapter(Adapter):
             if cls is pl.DataFrame:
                 return _frame_key(obj)
             native = obj._s  # polars' native Series: 0.05 us a call, not 0.1-0.16
-            if native.null_count():
-                return None
+            nulls = native.null_count() > 0
             dtype = native.dtype()
             if dtype.is_nested():  # what describe reads of its nested arrays, probed here
-                return (native.name(), dtype, native.n_chunks(), _bitmap_flags(obj))
-            return (native.name(), dtype, native.n_chunks())
+                return (native.name(), dtype, native.n_chunks(), nulls, _bitmap_flags(obj))
+            return (native.name(), dtype, native.n_chunks(), nulls)
         except AttributeError:  # polars changed its private handle: the public calls
             pass
         except TypeError:  # an unhashable dtype
             return None
         series = obj.get_columns() if cls is pl.DataFrame else (obj,)
-        if any(s.null_count() for s in series):
-            return None  # nullable columns are probed by address in describe, every time
         try:
-            return (cls, tuple((s.name, s.dtype, s.n_chunks(), _nested_key(s)) for s in series))
+            return (
+                cls,
+                tuple(
+                    (s.name, s.dtype, s.n_chunks(), s.null_count() > 0, _nested_key(s))
+                    for s in series
+                ),
+            )
         except TypeError:  # an unhashable dtype
             return None
 
@@ -354,13 +358,18 @@ def _frame_key(df: Any) -> Hashable | None:
     counts. Nested and enum dtypes, whose strings leave out their fields or categories,
     add the full dtypes, and nested columns what describe probes of them by address (a
     nested array's nulls and offsets do not show in the column's: :func:`_nested_key`).
-    None for frames with nulls (probed by address in describe)."""
+    Whether each column holds nulls is in the key; whether polars realigns a flat
+    column's validity bitmap on export (``Flag.BITMAP_REBUILT_ON_EXPORT``, which describe
+    sees by exporting twice) is not: it changes only the plan's claim of a bitmap's copy
+    (rows / 8 bytes), which a bound run checks where it matters, with copy=False
+    (:func:`_export_bind`)."""
     native = df._df
     columns = native.get_columns()
     chunks = []
-    for c in columns:  # (one loop: 0.5 us less than two generator passes for 4 columns)
+    nulls = 0
+    for i, c in enumerate(columns):  # (one loop: 0.5 us less than two generator passes)
         if c.null_count():
-            return None
+            nulls |= 1 << i
         chunks.append(c.n_chunks())
     dtypes = tuple(native.dtype_strings())
     flat = _FLAT_DTYPES.get(dtypes)
@@ -374,12 +383,13 @@ def _frame_key(df: Any) -> Hashable | None:
             return (
                 tuple(native.columns()),
                 tuple(df.dtypes),
-                tuple([c.n_chunks() for c in columns]),
+                tuple(chunks),
+                nulls,
                 tuple(_nested_key(s) for s in df.get_columns()),
             )
         except TypeError:  # an unhashable dtype
             return None
-    return (tuple(native.columns()), dtypes, tuple(chunks))
+    return (tuple(native.columns()), dtypes, tuple(chunks), nulls)
 
 
 # Whether each frame's dtype strings seen are all flat (no nested or enum dtype, whose
@@ -400,8 +410,15 @@ _NESTED = ("struct", "list", "array", "map")
 
 def _export_bind(ctx: Context) -> Callable[[Any], Any] | None:
     """Nothing to do for a frame or Series that polars exports as it is (the route key
-    keeps chunk counts and dtypes, so the context holds for every object it serves)."""
+    keeps chunk counts, dtypes and which columns hold nulls, so the context holds for
+    every object it serves), except with copy=False: the key leaves out whether polars
+    realigns a flat column's validity bitmap, a copy that copy=False refuses, so the run
+    probes the nullable columns by address (:func:`_bitmap_flags`) and raises
+    RouteChanged where one would be realigned (the conversion is planned, and refused)."""
     info = ctx.info
+    if ctx.copy is False and info.known and any(c.nulls for c in info.columns):
+        export = _export_bind(replace(ctx, copy=None)) or _same
+        return _bitmaps_checked(export, info)
     if (
         info.known
         and info.kind != Kind.STREAM
@@ -413,6 +430,29 @@ def _export_bind(ctx: Context) -> Callable[[Any], Any] | None:
     ):
         return None
     return with_context(_export, ctx)
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _bitmaps_checked(export: Callable[[Any], Any], info: DataInfo) -> Callable[[Any], Any]:
+    """``export`` after a check that polars realigns no validity bitmap of the columns
+    the plan saw with nulls and flat (it planned each shared: a copy=False route)."""
+    nullable = [
+        i
+        for i, c in enumerate(info.columns)
+        if c.nulls and not c.dtype.startswith(_NESTED_ARROW)  # nested: in the route key
+    ]
+
+    def checked(value: Any) -> Any:
+        series = value.get_columns() if info.kind == Kind.TABLE else (value,)
+        for i in nullable:
+            if Flag.BITMAP_REBUILT_ON_EXPORT in _bitmap_flags(series[i]):
+                raise RouteChanged(f"polars realigns column {info.columns[i].name!r}'s bitmap")
+        return export(value)
+
+    return checked
 
 
 _WIDE_INTS = ("int128", "uint128")

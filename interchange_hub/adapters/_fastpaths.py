@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from interchange_hub._bridge.cow import share_on_write
 from interchange_hub._core.deps import require
-from interchange_hub._core.dtypes import is_numeric, itemsize
+from interchange_hub._core.dtypes import common_dtype, is_numeric, itemsize
 from interchange_hub._core.info import (
     NO_FLAGS,
     Column,
@@ -29,6 +29,7 @@ from interchange_hub._core.info import (
     RouteChanged,
     Unroutable,
     nan_scans,
+    report_losses,
 )
 from interchange_hub.adapter import Context, Edge, with_context
 from interchange_hub.hookspecs import hookimpl
@@ -163,7 +164,10 @@ def _pandas_to_numpy_estimate(ctx: Context) -> Estimate:
     ):
         raise Unroutable("plain pandas data to a tensor, without copy=True")
     cols = info.data_columns
-    if not cols or len({c.dtype for c in cols}) != 1 or not _numeric(cols[0].dtype):
+    dtypes = {c.dtype for c in cols}
+    if len(dtypes) > 1:
+        return _interleaved_estimate(ctx)
+    if not cols or not _numeric(cols[0].dtype):
         raise Unroutable("to_numpy shares only columns of one numeric dtype")
     if any(
         # pandas' own NaN stay NaN; Arrow nulls (or unknown ones) take the Arrow route,
@@ -187,13 +191,79 @@ def _pandas_to_numpy_estimate(ctx: Context) -> Estimate:
         )
         why = "one block: DataFrame.to_numpy returns a column-major view"
         return Estimate(out, why=why, shared_readonly=True)
-    out = DataInfo(Kind.TENSOR, (column,), rows, shape, "C")
+    # pandas fills a (columns, rows) array block by block and returns its transpose.
+    out = DataInfo(Kind.TENSOR, (column,), rows, shape, "F" if len(cols) > 1 else "C")
     reason = "pandas interleaves columns from several blocks into one array"
     copies = tuple(Copy(c.name, c.nbytes, reason) for c in cols)
     return Estimate(out, copies, why=reason, copies_all=True)
 
 
+def _interleaved_estimate(ctx: Context) -> Estimate:
+    """Columns of several numeric dtypes (``pd.DataFrame({"x": floats, "n": ints})``):
+    ``DataFrame.to_numpy`` interleaves them into one array of numpy's common dtype, the
+    dtype the Arrow route casts to too (:func:`common_dtype`), in one copy instead of a
+    cast per column and a gather. 64-bit integers into float64 are checked when run
+    (:func:`_pandas_to_numpy_bind`), as the Arrow route's cast checks them. Booleans
+    among numbers (pandas makes objects of them) and ``dtype=`` take the Arrow route."""
+    info = ctx.info
+    cols = info.data_columns
+    if ctx.dtype is not None or not all(is_numeric(c.dtype) for c in cols):
+        raise Unroutable("to_numpy interleaves numbers of several dtypes, without dtype=")
+    to = common_dtype({c.dtype for c in cols})
+    if to is None:
+        raise Unroutable("no common dtype")
+    if any(c.flags - {Flag.NAN_IS_NULL} or c.nulls < 0 for c in cols):
+        raise Unroutable("masked or unknown columns take the Arrow route")
+    rows = max(info.rows, 0)
+    nbytes = rows * len(cols) * itemsize(to)
+    out = DataInfo(Kind.TENSOR, (Column("", to, nbytes, 0),), rows, (rows, len(cols)), "F")
+    why = f"pandas interleaves the columns into one {to} array (numpy's common dtype)"
+    copies = tuple(
+        Copy(
+            c.name,
+            c.nbytes,
+            why
+            if c.dtype == to
+            else f"{why}: cast {c.dtype} -> {to} (values it cannot hold are warned when run)",
+        )
+        for c in cols
+    )
+    return Estimate(out, copies, why=why, copies_all=True)
+
+
 def _pandas_to_numpy(value: Any, ctx: Context) -> Any:
+    return _pandas_to_numpy_bind(ctx)(value)
+
+
+def _pandas_to_numpy_bind(ctx: Context) -> Callable[[Any], Any]:
+    """``DataFrame.to_numpy``; where 64-bit integers are interleaved into float64, their
+    range is read first (a scan of those columns) and values beyond 2**53, which float64
+    cannot hold, are reported as the Arrow route's checked cast reports them."""
+    cols = ctx.info.data_columns
+    to = common_dtype({c.dtype for c in cols}) if len({c.dtype for c in cols}) > 1 else None
+    wide = [
+        (i, c) for i, c in enumerate(cols) if to == "float64" and c.dtype in ("int64", "uint64")
+    ]
+    if not wide:
+        return _to_numpy_call
+    strict, limit = ctx.strict, 1 << 53
+
+    def checked(value: Any) -> Any:
+        losses = []
+        for i, col in wide:
+            # a view of the block's row (iloc builds a Series: 20x slower)
+            column = getattr(value, "_get_column_array", None)
+            values = column(i) if column is not None else value.iloc[:, i].to_numpy()
+            if len(values) and (int(values.max()) > limit or int(values.min()) < -limit):
+                why = "the cast changes values: integers beyond +-2**53 lose precision"
+                losses.append(Loss(col.name, col.dtype, "float64", why))
+        report_losses(losses, "numpy", strict)
+        return value.to_numpy()
+
+    return checked
+
+
+def _to_numpy_call(value: Any) -> Any:
     return value.to_numpy()
 
 
@@ -513,6 +583,7 @@ def register_edges(register: Any) -> None:
             _pandas_to_numpy_estimate,
             _pandas_to_numpy,
             pandas_numpy,
+            bind=_pandas_to_numpy_bind,
         )
     )
     register(

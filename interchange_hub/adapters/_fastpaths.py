@@ -155,8 +155,6 @@ def _pandas_to_numpy_estimate(ctx: Context) -> Estimate:
     info = ctx.info
     if ctx.target not in _TENSOR_TARGETS:
         raise Unroutable("only for tensor results: a detour would drop names and index")
-    if len(info.data_columns) != len(info.columns):
-        raise Unroutable("the index is left out by the Arrow route, which says so")
     if (
         info.kind not in (Kind.TABLE, Kind.COLUMN)
         or ctx.copy
@@ -185,17 +183,23 @@ def _pandas_to_numpy_estimate(ctx: Context) -> Estimate:
         out = DataInfo(Kind.TENSOR, (column,), rows, (rows,), "C", readonly=True)
         return Estimate(out, why="Series.to_numpy returns a view", shared_readonly=True)
     shape = (rows, len(cols))
-    if len(cols) == len(info.columns) and all(Flag.ONE_BLOCK in c.flags for c in cols):
+    if all(Flag.ONE_BLOCK in c.flags for c in cols):
         out = DataInfo(
             Kind.TENSOR, (column,), rows, shape, "F" if len(cols) > 1 else "C", readonly=True
         )
-        why = "one block: DataFrame.to_numpy returns a column-major view"
+        why = "one block: DataFrame.to_numpy returns a column-major view" + _index_note(info)
         return Estimate(out, why=why, shared_readonly=True)
     # pandas fills a (columns, rows) array block by block and returns its transpose.
     out = DataInfo(Kind.TENSOR, (column,), rows, shape, "F" if len(cols) > 1 else "C")
     reason = "pandas interleaves columns from several blocks into one array"
     copies = tuple(Copy(c.name, c.nbytes, reason) for c in cols)
-    return Estimate(out, copies, why=reason, copies_all=True)
+    return Estimate(out, copies, why=reason + _index_note(info), copies_all=True)
+
+
+def _index_note(info: DataInfo) -> str:
+    """What a plan says of a frame's index that a tensor leaves out, as the Arrow route's
+    plan says it."""
+    return "; its index is left out" if len(info.data_columns) != len(info.columns) else ""
 
 
 def _interleaved_estimate(ctx: Context) -> Estimate:
@@ -218,6 +222,7 @@ def _interleaved_estimate(ctx: Context) -> Estimate:
     nbytes = rows * len(cols) * itemsize(to)
     out = DataInfo(Kind.TENSOR, (Column("", to, nbytes, 0),), rows, (rows, len(cols)), "F")
     why = f"pandas interleaves the columns into one {to} array (numpy's common dtype)"
+    why += _index_note(info)
     copies = tuple(
         Copy(
             c.name,

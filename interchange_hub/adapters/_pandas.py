@@ -84,8 +84,10 @@ class PandasAdapter(Adapter):
         return {pd.DataFrame: Kind.TABLE, pd.Series: Kind.COLUMN}
 
     def __init__(self) -> None:
-        # A pandas Index is immutable: the names of a frame's columns are keyed once.
+        # A pandas Index is immutable: the names of a frame's columns are keyed once, and
+        # so is a frame's index (its type, name and values' key).
         self._names = IdentityKeys(_names_key)
+        self._index = IdentityKeys(_index_key)
 
     def route_key(self, obj: Any) -> Hashable | None:
         """O(1): names, dtypes and block placement of plain numpy-backed numeric data with
@@ -98,10 +100,15 @@ class PandasAdapter(Adapter):
         datetimes, objects, categoricals, masked arrays): None."""
         pd = _pd()
         cls = type(obj)
-        if (cls is not pd.DataFrame and cls is not pd.Series) or type(obj.index) is not (
-            pd.RangeIndex
-        ):
+        if cls is not pd.DataFrame and cls is not pd.Series:
             return None
+        index = obj.index
+        if type(index) is pd.RangeIndex:
+            indexed: Hashable = None
+        else:  # an index of its own (a filtered frame's, a time series'): one column more
+            indexed = self._index(index)
+            if indexed is None:
+                return None
         try:
             if cls is pd.Series:
                 values = obj._values
@@ -111,7 +118,7 @@ class PandasAdapter(Adapter):
                 name = obj.name
                 if name is not None and type(name) not in _KEYED_NAMES:
                     return None
-                return (name, extra)
+                return (name, extra, indexed)
             names = self._names(obj.columns)
             if names is None or not len(obj):
                 return None
@@ -127,7 +134,7 @@ class PandasAdapter(Adapter):
                     else tuple(where.tolist())
                 )
                 blocks.append((extra, place))
-            return (names, tuple(blocks))
+            return (names, tuple(blocks), indexed)
         except AttributeError:  # pandas changed its internals: always plan
             return None
 
@@ -280,6 +287,26 @@ def _names_key(columns: Any) -> Hashable | None:
     names = tuple(columns)
     keyed = _KEYED_NAMES
     return names if all(type(n) in keyed for n in names) else None
+
+
+def _index_key(index: Any) -> Hashable | None:
+    """What the route key holds of an index other than a RangeIndex (describe makes a
+    column of it): its type, name and values' key (:func:`_values_key`: integers,
+    pyarrow-backed strings, datetimes and durations without a zone, with whether they
+    hold NaT). Float indexes (whose NaN describe counts as nulls), MultiIndexes, zoned
+    datetimes and objects: None (planned)."""
+    pd = _pd()
+    cls = type(index)
+    if cls is not pd.Index and cls is not pd.DatetimeIndex and cls is not pd.TimedeltaIndex:
+        return None
+    name = index.name
+    if name is not None and type(name) not in _KEYED_NAMES:
+        return None
+    values = index._values
+    if type(values) is np_module().ndarray and values.dtype.kind not in "iub":
+        return None
+    extra = _values_key(values)
+    return None if extra is None else (cls, name, extra)
 
 
 def _one_block(frame: Any) -> bool:
@@ -593,8 +620,9 @@ def _exported_as_is(col: Column) -> bool:
     """Whether ``Table.from_pandas`` gives this column the Arrow type describe named,
     with the nulls it counted: numeric and bool numpy data (NaN as null), numpy-backed
     datetimes and durations (NaT as null; ``py:`` and masked columns are left to
-    pandas' own export) and pyarrow-backed strings."""
-    if col.flags - {Flag.NAN_IS_NULL, Flag.ONE_BLOCK}:
+    pandas' own export) and pyarrow-backed strings; an index of these too, which
+    ``Table.from_pandas`` appends as columns, as describe does."""
+    if col.flags - _AS_IS_FLAGS:
         return False
     dtype = col.dtype
     return (
@@ -603,6 +631,8 @@ def _exported_as_is(col: Column) -> bool:
         or dtype.startswith(("timestamp[", "duration["))
     )
 
+
+_AS_IS_FLAGS = frozenset({Flag.NAN_IS_NULL, Flag.ONE_BLOCK, Flag.INDEX})
 
 # Arrow types that pandas keeps as ArrowDtype (shared buffers): see _arrow_backed.
 # (Compiled on first use, as the next pattern: a fresh process that converts no pandas data

@@ -634,6 +634,7 @@ def _exported_as_is(col: Column) -> bool:
 
 _AS_IS_FLAGS = frozenset({Flag.NAN_IS_NULL, Flag.ONE_BLOCK, Flag.INDEX})
 
+
 # Arrow types that pandas keeps as ArrowDtype (shared buffers): see _arrow_backed.
 # (Compiled on first use, as the next pattern: a fresh process that converts no pandas data
 # pays nothing for them.)

@@ -478,6 +478,53 @@ def test_frames_with_an_index_of_their_own_take_the_fast_path(index: Any, to: st
         assert fast.equals(pa.Table.from_pandas(second))  # the index kept as a column
 
 
+def test_interleaving_leaves_nulls_and_arrow_backed_columns_to_the_arrow_route() -> None:
+    # Found in review: a table of ints with nulls beside floats reached numpy through
+    # pandas' masked Int64 and to_numpy (objects, unwarned, even with strict=True), and
+    # pandas' int64[pyarrow] beside float64 interleaved into objects.
+    hub = ih.Hub(autoload=False)
+    for source in (
+        pa.table({"x": [1, None, 3], "y": [1.0, 2.0, 3.0]}),
+        pl.DataFrame({"x": [1, None, 3], "y": [1.0, 2.0, 3.0]}),
+    ):
+        for to in ("numpy", "torch"):
+            with pytest.warns(ih.LossyConversionWarning, match="nulls become NaN"):
+                out = np.asarray(hub.convert(source, to=to))
+            assert out.dtype == np.float64 and np.isnan(out[1, 0])
+            with pytest.raises(ih.LossyConversionError):
+                hub.convert(source, to=to, strict=True)
+    arrow_backed = pd.DataFrame({"x": pd.array([1, 2], dtype="int64[pyarrow]"), "y": [1.0, 2.0]})
+    for _ in range(2):
+        out = hub.convert(arrow_backed, to="numpy")
+        assert out.dtype == np.float64 and out.tolist() == [[1.0, 1.0], [2.0, 2.0]]
+
+
+def test_a_lazyframe_with_copy_false_is_collected_and_shared() -> None:
+    # Found in review: the copy=False bitmap check read a LazyFrame's columns.
+    hub = ih.Hub(autoload=False)
+    for to in ("pyarrow", "nanoarrow"):
+        out = hub.convert(pl.LazyFrame({"x": [1, 2, 3]}), to=to, copy=False)
+        assert len(out) == 3
+
+
+def test_an_index_renamed_in_place_is_keyed_with_its_new_name(hub: ih.Hub) -> None:
+    # Found in review: the index's name was cached with the Index object, which
+    # df.index.name = ... renames in place.
+    frame = pd.DataFrame({"a": [1.0, 2.0]}, index=pd.Index([5, 6], name="i"))
+    assert hub.convert(frame, to="pyarrow").column_names == ["a", "i"]
+    frame.index.name = "j"
+    assert hub.convert(frame, to="pyarrow").column_names == ["a", "j"]
+    frame.index.name = "a"  # a column's name: pyarrow calls the index __index_level_0__
+    for h in (hub, ih.Hub(autoload=False)):
+        out = h.convert(frame, to="polars")
+        assert out.columns == ["a", "__index_level_0__"] and out["a"].to_list() == [1.0, 2.0]
+    adapter = hub.registry.owner(frame)
+    assert adapter is not None
+    mixed = pd.DataFrame({0: [1], "0": [2.0]})  # pyarrow warns of mixed names each time
+    assert adapter.route_key(mixed) is None
+    assert adapter.route_key(pd.DataFrame({0: [1]}, index=[3])) is None
+
+
 def test_pandas_arrow_strings_are_keyed_with_their_nulls_and_shared(hub: ih.Hub) -> None:
     import pandas as pd
 

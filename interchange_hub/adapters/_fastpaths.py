@@ -216,8 +216,13 @@ def _interleaved_estimate(ctx: Context) -> Estimate:
     to = common_dtype({c.dtype for c in cols})
     if to is None:
         raise Unroutable("no common dtype")
-    if any(c.flags - {Flag.NAN_IS_NULL} or c.nulls < 0 for c in cols):
-        raise Unroutable("masked or unknown columns take the Arrow route")
+    if any(
+        c.flags - {Flag.NAN_IS_NULL}
+        or c.nulls < 0
+        or (c.nulls > 0 and Flag.NAN_IS_NULL not in c.flags)  # nulls: the Arrow route warns
+        for c in cols
+    ):
+        raise Unroutable("masked, nullable or unknown columns take the Arrow route")
     rows = max(info.rows, 0)
     nbytes = rows * len(cols) * itemsize(to)
     out = DataInfo(Kind.TENSOR, (Column("", to, nbytes, 0),), rows, (rows, len(cols)), "F")
@@ -249,9 +254,13 @@ def _pandas_to_numpy_bind(ctx: Context) -> Callable[[Any], Any]:
     wide = [
         (i, c) for i, c in enumerate(cols) if to == "float64" and c.dtype in ("int64", "uint64")
     ]
-    if not wide:
+    if to is None:
         return _to_numpy_call
     strict, limit = ctx.strict, 1 << 53
+    if not wide:
+        # The dtype asked of pandas: Arrow-backed columns (int64[pyarrow]) interleave into
+        # objects otherwise; numpy-backed ones give it anyway.
+        return lambda value: value.to_numpy(dtype=to)
 
     def checked(value: Any) -> Any:
         losses = []
@@ -263,7 +272,7 @@ def _pandas_to_numpy_bind(ctx: Context) -> Callable[[Any], Any]:
                 why = "the cast changes values: integers beyond +-2**53 lose precision"
                 losses.append(Loss(col.name, col.dtype, "float64", why))
         report_losses(losses, "numpy", strict)
-        return value.to_numpy()
+        return value.to_numpy(dtype=to)
 
     return checked
 

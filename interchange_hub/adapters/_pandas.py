@@ -96,7 +96,8 @@ class PandasAdapter(Adapter):
         column holds NaN is left out (it would take a scan): the export's bound run checks
         the nulls it produced and raises RouteChanged when they differ from the plan's.
         Datetimes and durations without a zone are keyed with whether each column holds
-        NaT (:func:`_temporal_key`: a scan at memory bandwidth). Anything else (zoned
+        NaT (:func:`_temporal_key`: a scan at memory bandwidth). An index other than a
+        RangeIndex is keyed as :func:`_index_key` says, with its name. Anything else (zoned
         datetimes, objects, categoricals, masked arrays): None."""
         pd = _pd()
         cls = type(obj)
@@ -106,9 +107,12 @@ class PandasAdapter(Adapter):
         if type(index) is pd.RangeIndex:
             indexed: Hashable = None
         else:  # an index of its own (a filtered frame's, a time series'): one column more
+            # Its name is read on each call: ``df.index.name = ...`` renames it in place.
+            name = index.name
             indexed = self._index(index)
-            if indexed is None:
+            if indexed is None or (name is not None and type(name) is not str):
                 return None
+            indexed = (indexed, name)
         try:
             if cls is pd.Series:
                 values = obj._values
@@ -122,6 +126,8 @@ class PandasAdapter(Adapter):
             names = self._names(obj.columns)
             if names is None or not len(obj):
                 return None
+            if indexed is not None and not all(type(n) is str for n in obj.columns):
+                return None  # pyarrow warns of names of mixed types (the index's is a str)
             blocks = []
             for block in obj._mgr.blocks:
                 extra = _values_key(block.values)
@@ -153,8 +159,11 @@ class PandasAdapter(Adapter):
         if cols and _one_block(obj):
             cols = [replace(c, flags=c.flags | _ONE_BLOCK) for c in cols]
         if not isinstance(obj.index, pd.RangeIndex):
+            # pyarrow's name for an index level: its own, unless None or a column's name
+            # (pyarrow's _index_level_name, against the columns' names as strings).
+            taken = {c.name for c in cols}
             names = [
-                n if n is not None else f"__index_level_{i}__"
+                n if n is not None and n not in taken else f"__index_level_{i}__"
                 for i, n in enumerate(obj.index.names)
             ]
             for i, n in enumerate(names):
@@ -272,26 +281,27 @@ def _plain_values(values: Any) -> bool:
     )
 
 
-# Column names the route key holds as they are: strings and ints (pd.DataFrame(matrix)
+# Column names the route key holds as they are: strings, or ints (pd.DataFrame(matrix)
 # names its columns 0, 1, ...). Two tuples of them are equal only when their str() are,
 # which is what describe and Arrow export name the columns. Floats and bools are left
-# out: 1 == 1.0 == True, and their str() differ.
+# out (1 == 1.0 == True, and their str() differ), and so are names of both types, of
+# which pyarrow warns on every export (a warning a re-planned call would repeat).
 _KEYED_NAMES = frozenset({str, int})
 
 
 def _names_key(columns: Any) -> Hashable | None:
-    """Unique string or int column names, as a tuple (None: a frame the fast path leaves
-    out: repeated names, or names of another type)."""
+    """Unique column names, all strings or all ints, as a tuple (None: a frame the fast
+    path leaves out: repeated names, or names of other or mixed types)."""
     if not columns.is_unique:
         return None
     names = tuple(columns)
-    keyed = _KEYED_NAMES
-    return names if all(type(n) in keyed for n in names) else None
+    kinds = {type(n) for n in names}
+    return names if len(kinds) < 2 and kinds <= _KEYED_NAMES else None
 
 
 def _index_key(index: Any) -> Hashable | None:
     """What the route key holds of an index other than a RangeIndex (describe makes a
-    column of it): its type, name and values' key (:func:`_values_key`: integers,
+    column of it), besides its name (read on each call): its type and values' key (:func:`_values_key`: integers,
     pyarrow-backed strings, datetimes and durations without a zone, with whether they
     hold NaT). Float indexes (whose NaN describe counts as nulls), MultiIndexes, zoned
     datetimes and objects: None (planned)."""
@@ -299,14 +309,11 @@ def _index_key(index: Any) -> Hashable | None:
     cls = type(index)
     if cls is not pd.Index and cls is not pd.DatetimeIndex and cls is not pd.TimedeltaIndex:
         return None
-    name = index.name
-    if name is not None and type(name) not in _KEYED_NAMES:
-        return None
     values = index._values
     if type(values) is np_module().ndarray and values.dtype.kind not in "iub":
         return None
     extra = _values_key(values)
-    return None if extra is None else (cls, name, extra)
+    return None if extra is None else (cls, extra)
 
 
 def _one_block(frame: Any) -> bool:

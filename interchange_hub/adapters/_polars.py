@@ -416,7 +416,12 @@ def _export_bind(ctx: Context) -> Callable[[Any], Any] | None:
     probes the nullable columns by address (:func:`_bitmap_flags`) and raises
     RouteChanged where one would be realigned (the conversion is planned, and refused)."""
     info = ctx.info
-    if ctx.copy is False and info.known and any(c.nulls for c in info.columns):
+    if (
+        ctx.copy is False
+        and info.known
+        and info.kind in (Kind.TABLE, Kind.COLUMN)
+        and any(c.nulls > 0 and Flag.LAZYFRAME not in c.flags for c in info.columns)
+    ):
         export = _export_bind(replace(ctx, copy=None)) or _same
         return _bitmaps_checked(export, info)
     if (

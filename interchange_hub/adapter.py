@@ -154,6 +154,10 @@ class Edge:
         context. It must behave exactly like ``run``; the hub calls it on the first
         conversion as well, so the tests of a conversion cover it. ``run`` itself stays,
         for callers that have a value and a context.
+    :param keyed_losses: the losses ``estimate`` reports depend only on what the source's
+        route key holds (dtypes, names, which columns hold nulls), never on counts or
+        sizes: a lossy route through it may be remembered, its warnings repeated on each
+        call (as :attr:`Adapter.keyed_losses` says for all of an adapter's edges).
     """
 
     source: str
@@ -165,6 +169,7 @@ class Edge:
     requires: tuple[str, ...] = ()
     devices: tuple[str, ...] = ("cpu",)
     bind: Callable[[Context], Callable[[Any], Any] | None] | None = None
+    keyed_losses: bool = False
 
     def __repr__(self) -> str:
         return f"<Edge {self.source}->{self.target} via {self.protocol} ({self.adapter})>"
@@ -288,6 +293,10 @@ class Adapter:
     routes between two other libraries may pass through this one (numpy, between pandas
     and torch); a library that is not a waypoint is entered only as the target, so its
     edges' estimates, which may import it, run only for conversions to or from it.
+    ``keyed_losses``: the losses its edges' estimates report depend only on what route
+    keys hold (dtypes, names, which columns hold nulls), never on counts or sizes, so a
+    lossy route through them is remembered like a lossless one and its warnings are
+    repeated on every call (False, the default: such a route is planned on every call).
     """
 
     name: str = ""
@@ -304,6 +313,8 @@ class Adapter:
     source_only: str = ""
     # Routes to other libraries may pass through this one (see the class docstring).
     waypoint: bool = False
+    # Its edges' losses are fixed by route keys (see the class docstring).
+    keyed_losses: bool = False
 
     def owns(self, obj: object) -> bool:
         """Whether ``obj`` belongs to this library; only called when ``module`` is loaded."""

@@ -83,7 +83,7 @@ def test_ints_above_int64_come_back_as_exact_uint64(case: str) -> None:
     assert column.type == typ
     assert column.to_pylist() == values
     if case == "with None":  # a uint64 array with a null: numpy's float64, as documented
-        with pytest.warns(ih.LossyConversionWarning, match="uint64 with 1 nulls -> float64"):
+        with pytest.warns(ih.LossyConversionWarning, match="uint64 with nulls -> float64"):
             HUB.convert(column, to="numpy")
         back = objects(*values)
     else:  # objects again (uint64 itself: a uint64 array)

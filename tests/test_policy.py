@@ -32,7 +32,7 @@ def test_integers_with_nulls_into_a_tensor_warn_naming_the_column(hub: ih.Hub) -
     messages = [str(w.message) for w in record]
     assert {w.filename for w in record} == {__file__}  # the warning points at the caller
     assert any(
-        "column 'count': int64 with 1 nulls -> float64: nulls become NaN" in m for m in messages
+        "column 'count': int64 with nulls -> float64: nulls become NaN" in m for m in messages
     )
     assert any("column 'other'" in m and "promoted" in m for m in messages)
     assert matrix.dtype == np.float64 and np.isnan(matrix[1, 0])

@@ -10,6 +10,7 @@ fixed-shape tensor column. The copy edges make new buffers when ``copy=True`` as
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
@@ -79,6 +80,11 @@ def _device_to_arrow(value: Any, ctx: Context) -> Any:
 
 @hookimpl
 def register_edges(register: Any) -> None:
+    _register_edges(lambda edge: register(replace(edge, keyed_losses=True)))
+
+
+def _register_edges(register: Any) -> None:
+    """The edges, whose losses depend on dtypes and which columns hold nulls alone."""
     register(
         Edge(
             ARROW_DEVICE,

@@ -124,7 +124,8 @@ def _column_plan(col: Column, dlpack_only: bool) -> tuple[str, list[Copy], list[
             lost = "nulls become NaN"
             if is_integer(dtype):
                 lost += "; integers above 2**53 lose precision"
-            losses.append(Loss(name, f"{dtype} with {col.nulls} nulls", out, lost))
+            losses.append(Loss(name, f"{dtype} with nulls", out, lost))  # (no count:
+            # the route key fixes whether there are nulls, not how many)
             return out, copies, losses
         return dtype, copies, losses
     if dtype == "bool":

@@ -17,7 +17,7 @@ from interchange_hub._bridge.protocol_source import PROTOCOL_SOURCE, entry, read
 from interchange_hub._core.deps import installed
 from interchange_hub._core.device import Device
 from interchange_hub._core.dtypes import TENSOR_DTYPES, tensor_dtype
-from interchange_hub._core.info import Flag, Kind, RouteChanged
+from interchange_hub._core.info import Flag, Kind, RouteChanged, report_losses
 from interchange_hub._engine.plans import Request, compile_runs, runs_of
 from interchange_hub.adapter import ARROW, Adapter, Options
 from interchange_hub.errors import (
@@ -104,10 +104,14 @@ class Planner:
                 f"the route planned for this {type(obj).__name__} does not fit it ({exc}); "
                 "report this as a bug, with the object's schema"
             ) from exc
-        # A lossy route warns on every call, so it is planned every time; a move to a
-        # default device is not kept either: the default (the current GPU) may change.
-        if not (one_shot or plan.losses or (plan.device_moves and device is None)):
-            self._cache.remember_runs(call, source, obj, compiled)
+        # A lossy route warns on every call: it is kept, with its warnings, only where
+        # the route key fixes them (the edges' losses depend on nothing else); a move to
+        # a default device is not kept: the default (the current GPU) may change.
+        if not (one_shot or (plan.device_moves and device is None)):
+            if not plan.losses:
+                self._cache.remember_runs(call, source, obj, compiled)
+            elif all(self.registry.losses_keyed(s.edge) for s in plan.steps if s.losses):
+                self._cache.remember_runs(call, source, obj, _warns_losses(compiled, plan))
         return result
 
     def plan(
@@ -403,6 +407,18 @@ def _compiled(plan: Plan, request: Request) -> Compiled:
     through to read-only source memory."""
     compiled = compile_runs(runs_of(plan, request))
     return _warns_write_through(compiled, plan) if plan.write_through else compiled
+
+
+def _warns_losses(compiled: Compiled, plan: Plan) -> Compiled:
+    """``compiled``, warning of the plan's losses first on each call, as a planned call
+    does (strict=True is refused when planned, so never kept)."""
+    losses, target = plan.losses, plan.target
+
+    def run(obj: Any) -> Any:
+        report_losses(losses, target, strict=False)
+        return compiled(obj)
+
+    return run
 
 
 def _warns_write_through(compiled: Compiled, plan: Plan) -> Compiled:

@@ -136,6 +136,14 @@ class Registry:
         found += [e for e, _ in self._extra_edges]
         return [e for e in found if all(installed(m) for m in e.requires)]
 
+    def losses_keyed(self, edge: Edge) -> bool:
+        """Whether ``edge``'s losses are fixed by route keys: it says so, or it is one of
+        the edges of an adapter that says so (:attr:`Adapter.keyed_losses`)."""
+        if edge.keyed_losses:
+            return True
+        record = self._records.get(edge.adapter)
+        return record is not None and record.adapter.keyed_losses and edge in record.edges
+
     def owner(self, obj: object) -> Adapter | None:
         """The adapter that owns ``obj``, looked up once per type."""
         cls = type(obj)

@@ -63,6 +63,7 @@ def _device(arr: Any) -> Device:
 
 class CupyAdapter(Adapter):
     name = "cupy"
+    keyed_losses = True  # no count or size in its estimates' losses
     aliases = ("cp",)
     module = "cupy"
     waypoint = True

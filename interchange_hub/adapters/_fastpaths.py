@@ -526,6 +526,11 @@ def _numpy_to_polars(value: Any, ctx: Context) -> Any:
 
 @hookimpl
 def register_edges(register: Any) -> None:
+    _register_edges(lambda edge: register(replace(edge, keyed_losses=True)))
+
+
+def _register_edges(register: Any) -> None:
+    """The edges, whose losses depend on dtypes and which columns hold nulls alone."""
     register(
         Edge(
             "numpy",

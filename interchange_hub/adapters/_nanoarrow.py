@@ -39,6 +39,7 @@ def _na() -> Any:
 
 class NanoarrowAdapter(Adapter):
     name = "nanoarrow"
+    keyed_losses = True  # no count or size in its estimates' losses
     aliases = ("na",)
     module = "nanoarrow"
     waypoint = True

@@ -46,6 +46,7 @@ def _ndarray() -> Any:
 
 class NumpyAdapter(Adapter):
     name = "numpy"
+    keyed_losses = True  # no count or size in its estimates' losses
     aliases = ("np",)
     module = "numpy"
     waypoint = True
@@ -125,7 +126,7 @@ def _export_estimate(ctx: Context) -> Estimate:
     losses: tuple[Loss, ...] = ()
     if col.nulls > 0:  # a numpy.ma.MaskedArray: DLPack has no mask
         lost = "the mask is dropped; masked slots keep whatever values lie under them"
-        losses = (Loss("", f"{col.dtype} with {col.nulls} masked", col.dtype, lost),)
+        losses = (Loss("", f"{col.dtype} with masked values", col.dtype, lost),)
     return Estimate(
         ctx.info.but(columns=(replace(col, nulls=0),)),
         (),

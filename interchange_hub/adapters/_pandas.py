@@ -65,6 +65,7 @@ def _pd() -> Any:
 
 class PandasAdapter(Adapter):
     name = "pandas"
+    keyed_losses = True  # no count or size in its estimates' losses
     aliases = ("pd",)
     readonly_note = (
         "the result shares memory with the source, copy-on-write: pandas copies a column "

@@ -50,6 +50,7 @@ def _pl() -> Any:
 
 class PolarsAdapter(Adapter):
     name = "polars"
+    keyed_losses = True  # no count or size in its estimates' losses
     aliases = ("pl",)
     module = "polars"
     waypoint = True

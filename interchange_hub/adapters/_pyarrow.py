@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 class PyArrowAdapter(Adapter):
     name = "pyarrow"
+    keyed_losses = True  # no count or size in its estimates' losses
     aliases = ("pa", "arrow")
     module = "pyarrow"
     waypoint = True

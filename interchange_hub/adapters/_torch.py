@@ -100,6 +100,7 @@ def _has_cuda() -> bool:
 
 class TorchAdapter(Adapter):
     name = "torch"
+    keyed_losses = True  # no count or size in its estimates' losses
     aliases = ("pt",)
     readonly_note = (
         "the result shares read-only memory with the source; writing to it (torch "

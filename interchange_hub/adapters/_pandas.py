@@ -871,11 +871,24 @@ def _to_frame(table: Any, copy: bool | None) -> Any:
     # pd.ArrowDtype (to_pandas with a types_mapper fails on them, or turns their storage
     # into floats; it has no pandas block for unions).
     extension = [i for i, col in enumerate(table.columns) if _is_extension(pa, col.type)]
+    mapper = _arrow_backed
+    masked_types = {table.column(i).type for i in needs_mask}
+    if masked_types and not masked_types & {
+        col.type for i, col in enumerate(table.columns) if i not in needs_mask
+    }:
+        # Each type of the columns with nulls is theirs alone: to_pandas makes the masked
+        # arrays itself, through a mapper by type (a frame.insert each costs 0.1-0.3 ms).
+        def mapper(arrow_type: Any) -> Any:
+            if arrow_type in masked_types:
+                return _nullable_mapper(arrow_type)
+            return _arrow_backed(arrow_type)
+
+        needs_mask = []
     apart = sorted({*needs_mask, *extension})
     plain = _unlisted(table.drop_columns([table.column_names[i] for i in apart]))
     # split_blocks shares Arrow's buffers (read-only); copy=True wants writable arrays.
     frame = _with_categories(
-        lambda t: t.to_pandas(split_blocks=not copy, types_mapper=_arrow_backed), plain
+        lambda t: t.to_pandas(split_blocks=not copy, types_mapper=mapper), plain
     )
     for i in apart:
         if i in extension:

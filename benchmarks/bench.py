@@ -99,7 +99,7 @@ if jax is not None:
     jax.config.update("jax_enable_x64", True)
 
 LIBRARIES = (*BUILTIN_LIBRARIES, *PLUGINS)  # the libraries measured in this interpreter
-SHAPES = ("numeric", "string", "mixed", "column", "tensor2d")
+SHAPES = ("numeric", "string", "mixed", "column", "tensor2d", "nulls")
 SHAPE_DOC = {
     "numeric": "4 float64 columns (numpy/torch/jax: a C-ordered (n, 4) float64 tensor; "
     "xarray: a DataArray of it)",
@@ -111,6 +111,9 @@ SHAPE_DOC = {
     "datasets: a one-column Dataset)",
     "tensor2d": "a Fortran-ordered (n, 4) float64 tensor; tables hold its columns in place "
     "(pandas: one 2-D block; jax: a column-major Array over a copy)",
+    "nulls": "int64 and float64 columns, every tenth value null (pandas: both float64, "
+    "nulls as NaN; xarray: a Dataset of 1-D float variables; numpy/torch/jax cannot hold "
+    "it, and as targets get the nulls as NaN, a warned loss)",
 }
 FULL_SIZES = (1_000, 1_000_000, 10_000_000)
 QUICK_SIZES = (1_000, 100_000)
@@ -178,7 +181,7 @@ def _module(lib: str) -> Any:
 
 def holds(lib: str, shape: str) -> bool:
     """Whether ``lib`` can hold the shape's data (the tensor libraries hold no strings)."""
-    return not (lib in TENSOR_LIBS and shape in ("string", "mixed"))
+    return not (lib in TENSOR_LIBS and shape in ("string", "mixed", "nulls"))
 
 
 def all_pairs(libs: Sequence[str] | None = None) -> list[tuple[str, str]]:
@@ -259,6 +262,14 @@ def arrow_data(shape: str, rows: int, seed: int = 0) -> Any:
         )
     if shape == "column":
         return pa.array(_aligned(rng.standard_normal(rows)))
+    if shape == "nulls":  # data as files deliver it: values missing here and there
+        missing = np.arange(rows) % 10 == 3
+        return pa.table(
+            {
+                "i": pa.array(rng.integers(-(10**12), 10**12, rows), mask=missing),
+                "f": pa.array(rng.standard_normal(rows), mask=missing),
+            }
+        )
     raise ValueError(f"unknown shape {shape!r}; choose from {', '.join(SHAPES)}")
 
 
@@ -306,7 +317,7 @@ def make_source(lib: str, shape: str, data: Any) -> Any:
         table = pa.table({"values": data}) if column else data
         # A fingerprint of our own: Dataset() would otherwise hash every byte to make one.
         return datasets.Dataset(table, fingerprint=f"bench-{shape}-{len(table)}")
-    if lib == "xarray" and shape in ("string", "mixed"):  # a Dataset of 1-D variables
+    if lib == "xarray" and shape in ("string", "mixed", "nulls"):  # a Dataset of 1-D variables
         return xr.Dataset({name: ("index", data[name].to_numpy()) for name in data.column_names})
     if lib in (*TENSOR_LIBS, "xarray"):
         if not holds(lib, shape):

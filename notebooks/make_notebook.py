@@ -72,7 +72,7 @@ from benchkit import bench, views""",
 
 Each shape is built once in Arrow and handed to each library through the library's own
 API (`bench.make_source`). numpy, torch and jax hold the tables as 2-D tensors and cannot
-hold the `string` and `mixed` tables; `datasets` holds each shape as a `Dataset`, xarray
+hold the `string`, `mixed` and `nulls` tables; `datasets` holds each shape as a `Dataset`, xarray
 the tensors as a `DataArray` and the other tables as a `Dataset`. The plugin libraries
 measured here, and any skipped (not installed, or the plugin does not load), are listed
 below the shapes.""",

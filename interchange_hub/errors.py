@@ -255,6 +255,13 @@ def warn(message: str, category: type[Warning]) -> None:
     warnings.warn(message, category, stacklevel=_caller_outside_package())
 
 
+def warn_all(messages: tuple[str, ...], category: type[Warning]) -> None:
+    """:func:`warn` for each message, the user's frame found once."""
+    level = _caller_outside_package()
+    for message in messages:
+        warnings.warn(message, category, stacklevel=level)
+
+
 def _caller_outside_package() -> int:
     """The ``stacklevel`` that points a warning at the first frame outside this package."""
     frame = sys._getframe(2)  # the caller of warn's caller

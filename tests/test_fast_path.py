@@ -535,6 +535,58 @@ def test_interleaving_leaves_nulls_and_arrow_backed_columns_to_the_arrow_route()
         assert out.dtype == np.float64 and out.tolist() == [[1.0, 1.0], [2.0, 2.0]]
 
 
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"i": [1, None, 3], "f": [1.0, None, 3.0]},
+        {"i": [1, 2, 3], "f": [1.0, None, 3.0]},  # an int column cast, checked when run
+        {"i": [1, None, 3], "j": [4, 5, 6]},  # int64 alone: the other one promoted
+        {"i": pl.Series([1, None, 3], dtype=pl.Int8), "f": [1.0, 2.0, 3.0]},
+        {"f": [None, 2.0, 3.0]},
+    ],
+)
+@pytest.mark.parametrize("to", ["numpy", "torch"])
+def test_polars_nulls_reach_tensors_as_the_arrow_route_makes_them(data: Any, to: str) -> None:
+    # polars' own to_numpy (the nulls NaN) instead of an export and the Arrow route:
+    # the same dtype, values and plan losses as that route (the polars frame's Arrow
+    # table, planned by a fresh hub, says what it is).
+    frame = pl.DataFrame(data)
+    hub = ih.Hub(autoload=False)
+    plan = hub.plan(frame, to=to)
+    assert [s.edge.protocol for s in plan.steps] == ["DataFrame.to_numpy"] + (
+        ["torch.from_numpy"] if to == "torch" else []
+    )
+    arrow_plan = ih.Hub(autoload=False).plan(frame.to_arrow(), to=to)
+    assert sorted(x.message() for x in plan.losses) == sorted(
+        x.message() for x in arrow_plan.losses
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):  # planned, then kept
+            out = np.asarray(hub.convert(frame, to=to))
+        expected = np.asarray(ih.Hub(autoload=False).convert(frame.to_arrow(), to=to))
+    assert out.dtype == expected.dtype == np.float64
+    assert np.array_equal(out, expected, equal_nan=True)
+    assert all(issubclass(w.category, ih.LossyConversionWarning) for w in caught)
+    assert hub._cache.sizes()[0] == 1
+
+
+def test_polars_integers_beyond_2_53_beside_floats_with_nulls_are_warned() -> None:
+    hub = ih.Hub(autoload=False)
+    frame = pl.DataFrame({"i": [2**53 + 1, 2, 3], "f": [1.0, None, 3.0]})
+    for _ in range(2):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            hub.convert(frame, to="numpy")
+        messages = [str(w.message) for w in caught]
+        assert any("column 'i': int64 -> float64" in m for m in messages), messages
+        assert any("column 'f': float64 with nulls" in m for m in messages), messages
+    with pytest.raises(ih.LossyConversionError, match="column 'f'"):  # refused when planned
+        hub.convert(frame, to="numpy", strict=True)
+    small = pl.DataFrame({"i": pl.Series([1, None], dtype=pl.Int8)})  # polars: float32
+    assert "DataFrame.to_numpy" not in [s.edge.protocol for s in hub.plan(small, to="numpy").steps]
+
+
 def test_a_lazyframe_with_copy_false_is_collected_and_shared() -> None:
     # Found in review: the copy=False bitmap check read a LazyFrame's columns.
     hub = ih.Hub(autoload=False)

@@ -17,7 +17,7 @@ from interchange_hub._bridge.protocol_source import PROTOCOL_SOURCE, entry, read
 from interchange_hub._core.deps import installed
 from interchange_hub._core.device import Device
 from interchange_hub._core.dtypes import TENSOR_DTYPES, tensor_dtype
-from interchange_hub._core.info import Flag, Kind, RouteChanged, report_losses
+from interchange_hub._core.info import Flag, Kind, RouteChanged
 from interchange_hub._engine.plans import Request, compile_runs, runs_of
 from interchange_hub.adapter import ARROW, Adapter, Options
 from interchange_hub.errors import (
@@ -25,12 +25,14 @@ from interchange_hub.errors import (
     DeviceError,
     InterchangeError,
     InvalidOptionError,
+    LossyConversionWarning,
     MissingDependencyError,
     NoRouteError,
     ProtocolError,
     UnsupportedObjectError,
     WriteThroughWarning,
     warn,
+    warn_all,
 )
 
 if TYPE_CHECKING:
@@ -412,10 +414,11 @@ def _compiled(plan: Plan, request: Request) -> Compiled:
 def _warns_losses(compiled: Compiled, plan: Plan) -> Compiled:
     """``compiled``, warning of the plan's losses first on each call, as a planned call
     does (strict=True is refused when planned, so never kept)."""
-    losses, target = plan.losses, plan.target
+    # The messages report_losses would write, written once.
+    messages = tuple(f"lossy conversion to {plan.target}: {x.message()}" for x in plan.losses)
 
     def run(obj: Any) -> Any:
-        report_losses(losses, target, strict=False)
+        warn_all(messages, LossyConversionWarning)
         return compiled(obj)
 
     return run

@@ -290,6 +290,8 @@ def _polars_to_numpy_estimate(ctx: Context) -> Estimate:
     cols = info.columns
     if not info.known or not cols or not is_numeric(cols[0].dtype):
         raise Unroutable("to_numpy shares only numeric data")
+    if any(c.nulls > 0 for c in cols):
+        return _polars_nulls_estimate(ctx)
     if any(
         c.dtype != cols[0].dtype or c.nulls != 0 or c.chunks != 1 or c.flags - {Flag.ADJACENT}
         for c in cols
@@ -321,6 +323,61 @@ def _polars_to_numpy_estimate(ctx: Context) -> Estimate:
     return Estimate(out, copies, why=reason, copies_all=True)
 
 
+# Integer dtypes whose values polars' to_numpy and the Arrow route both turn into
+# float64 beside a float64 column (polars makes float32 of small integers with nulls alone)
+_INTS_TO_FLOAT64 = frozenset(
+    {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
+)
+
+
+def _polars_nulls_estimate(ctx: Context) -> Estimate:
+    """Numeric columns with nulls, into float64 with the nulls as NaN, as the Arrow route
+    makes them, by polars' own ``to_numpy`` (one copy, no export): the same losses, one
+    per column with nulls, and 64-bit integers without nulls checked when run (beyond
+    2**53, as the Arrow route's checked cast). Only where both give float64: a float64
+    column beside integers, or int64 alone (polars makes float32 of small integers with
+    nulls, and keeps float32)."""
+    info = ctx.info
+    cols = info.columns
+    dtypes = {c.dtype for c in cols}
+    if ctx.dtype is not None or not (
+        ("float64" in dtypes and dtypes <= _INTS_TO_FLOAT64 | {"float64"}) or dtypes == {"int64"}
+    ):
+        raise Unroutable("nulls into float64 only, without dtype=")
+    if any(c.flags - {Flag.ADJACENT, Flag.BITMAP_REBUILT_ON_EXPORT} for c in cols):
+        raise Unroutable("plain numeric columns only")
+    losses = []
+    for c in cols:
+        if c.nulls > 0:
+            lost = "nulls become NaN"
+            if c.dtype != "float64":
+                lost += "; integers above 2**53 lose precision"
+            losses.append(Loss(c.name, f"{c.dtype} with nulls", "float64", lost))
+    if dtypes == {"int64"}:  # the others follow the columns with nulls, as the Arrow route says
+        lost = "promoted to share a dtype with columns that have nulls; "
+        losses += [
+            Loss(c.name, c.dtype, "float64", lost + "integers above 2**53 lose precision")
+            for c in cols
+            if c.nulls == 0
+        ]
+    rows = max(info.rows, 0)
+    shape: tuple[int, ...] = (rows,) if info.kind == Kind.COLUMN else (rows, len(cols))
+    column = Column("", "float64", rows * len(cols) * 8, 0)
+    out = DataInfo(Kind.TENSOR, (column,), rows, shape, "F" if len(shape) > 1 else "C")
+    why = "polars copies the columns into one float64 array, the nulls as NaN"
+    copies = tuple(
+        Copy(
+            c.name,
+            c.nbytes,
+            why
+            if c.nulls > 0 or c.dtype == "float64"
+            else f"{why}: cast {c.dtype} -> float64 (values it cannot hold are warned when run)",
+        )
+        for c in cols
+    )
+    return Estimate(out, copies, tuple(losses), why=why, copies_all=True)
+
+
 def _polars_to_numpy(value: Any, ctx: Context) -> Any:
     return _polars_to_numpy_bind(ctx)(value)
 
@@ -328,7 +385,10 @@ def _polars_to_numpy(value: Any, ctx: Context) -> Any:
 def _polars_to_numpy_bind(ctx: Context) -> Callable[[Any], Any]:
     """The call the plan made: a view (refused, and planned again, should this frame's
     columns not lie side by side), a copy (planned again should polars give a view), or
-    ``writable=True`` for copy=True."""
+    ``writable=True`` for copy=True. Columns with nulls: ``to_numpy``, 64-bit integers
+    without nulls range-checked first."""
+    if any(c.nulls > 0 for c in ctx.info.columns):
+        return _polars_nulls_bind(ctx)
     if ctx.copy:
         return lambda value: value.to_numpy(writable=True)
     if ctx.info.kind == Kind.COLUMN:
@@ -372,6 +432,32 @@ def _polars_to_numpy_bind(ctx: Context) -> Callable[[Any], Any]:
         return out
 
     return copy
+
+
+def _polars_nulls_bind(ctx: Context) -> Callable[[Any], Any]:
+    info = ctx.info
+    floats = any(c.dtype == "float64" for c in info.columns)  # else the plan said promoted
+    wide = [
+        (i, c)
+        for i, c in enumerate(info.columns)
+        if floats and c.nulls == 0 and c.dtype in ("int64", "uint64")
+    ]
+    if not wide:
+        return _to_numpy_call
+    strict, limit, table = ctx.strict, 1 << 53, info.kind == Kind.TABLE
+
+    def checked(value: Any) -> Any:
+        losses = []
+        for i, col in wide:
+            series = value.to_series(i) if table else value
+            low, high = series.min(), series.max()
+            if high is not None and (high > limit or low < -limit):
+                why = "the cast changes values: integers beyond +-2**53 lose precision"
+                losses.append(Loss(col.name, col.dtype, "float64", why))
+        report_losses(losses, "numpy", strict)
+        return value.to_numpy()
+
+    return checked
 
 
 #: Up to this many bytes a polars frame is gathered into its tensor by the hub, above by

@@ -412,14 +412,16 @@ def _compiled(plan: Plan, request: Request) -> Compiled:
 
 
 def _warns_losses(compiled: Compiled, plan: Plan) -> Compiled:
-    """``compiled``, warning of the plan's losses first on each call, as a planned call
-    does (strict=True is refused when planned, so never kept)."""
+    """``compiled``, warning of the plan's losses on each call that gives a result (as a
+    planned call does; strict=True is refused when planned, so never kept). Not before
+    running: a step that raises RouteChanged has the object planned, and warned, anew."""
     # The messages report_losses would write, written once.
     messages = tuple(f"lossy conversion to {plan.target}: {x.message()}" for x in plan.losses)
 
     def run(obj: Any) -> Any:
+        result = compiled(obj)
         warn_all(messages, LossyConversionWarning)
-        return compiled(obj)
+        return result
 
     return run
 

@@ -211,6 +211,8 @@ def _interleaved_estimate(ctx: Context) -> Estimate:
     among numbers (pandas makes objects of them) and ``dtype=`` take the Arrow route."""
     info = ctx.info
     cols = info.data_columns
+    if not ctx.at_source:  # a detour through pandas would not save a copy
+        raise Unroutable("the user's pandas frame only")
     if ctx.dtype is not None or not all(is_numeric(c.dtype) for c in cols):
         raise Unroutable("to_numpy interleaves numbers of several dtypes, without dtype=")
     to = common_dtype({c.dtype for c in cols})
@@ -256,7 +258,7 @@ def _pandas_to_numpy_bind(ctx: Context) -> Callable[[Any], Any]:
     ]
     if to is None:
         return _to_numpy_call
-    strict, limit = ctx.strict, 1 << 53
+    strict, limit, target = ctx.strict, 1 << 53, ctx.target or "numpy"
     if not wide:
         # The dtype asked of pandas: Arrow-backed columns (int64[pyarrow]) interleave into
         # objects otherwise; numpy-backed ones give it anyway.
@@ -271,7 +273,7 @@ def _pandas_to_numpy_bind(ctx: Context) -> Callable[[Any], Any]:
             if len(values) and (int(values.max()) > limit or int(values.min()) < -limit):
                 why = "the cast changes values: integers beyond +-2**53 lose precision"
                 losses.append(Loss(col.name, col.dtype, "float64", why))
-        report_losses(losses, "numpy", strict)
+        report_losses(losses, target, strict)
         return value.to_numpy(dtype=to)
 
     return checked
@@ -338,6 +340,9 @@ def _polars_nulls_estimate(ctx: Context) -> Estimate:
     column beside integers, or int64 alone (polars makes float32 of small integers with
     nulls, and keeps float32)."""
     info = ctx.info
+    if not ctx.at_source:  # Arrow data with nulls would detour through polars to save
+        # nothing (its bitmaps' bytes made the detour look cheaper to the router)
+        raise Unroutable("the user's polars data only")
     cols = info.columns
     dtypes = {c.dtype for c in cols}
     if ctx.dtype is not None or not (
@@ -445,6 +450,7 @@ def _polars_nulls_bind(ctx: Context) -> Callable[[Any], Any]:
     if not wide:
         return _to_numpy_call
     strict, limit, table = ctx.strict, 1 << 53, info.kind == Kind.TABLE
+    target = ctx.target or "numpy"
 
     def checked(value: Any) -> Any:
         losses = []
@@ -454,7 +460,7 @@ def _polars_nulls_bind(ctx: Context) -> Callable[[Any], Any]:
             if high is not None and (high > limit or low < -limit):
                 why = "the cast changes values: integers beyond +-2**53 lose precision"
                 losses.append(Loss(col.name, col.dtype, "float64", why))
-        report_losses(losses, "numpy", strict)
+        report_losses(losses, target, strict)
         return value.to_numpy()
 
     return checked

@@ -258,22 +258,21 @@ def _pandas_to_numpy_bind(ctx: Context) -> Callable[[Any], Any]:
     ]
     if to is None:
         return _to_numpy_call
-    strict, limit, target = ctx.strict, 1 << 53, ctx.target or "numpy"
+    strict, target = ctx.strict, ctx.target or "numpy"
     if not wide:
         # The dtype asked of pandas: Arrow-backed columns (int64[pyarrow]) interleave into
         # objects otherwise; numpy-backed ones give it anyway.
         return lambda value: value.to_numpy(dtype=to)
 
     def checked(value: Any) -> Any:
-        losses = []
+        # a view of the block's row (iloc builds a Series: 20x slower)
+        column = getattr(value, "_get_column_array", None)
+        ranges = []
         for i, col in wide:
-            # a view of the block's row (iloc builds a Series: 20x slower)
-            column = getattr(value, "_get_column_array", None)
             values = column(i) if column is not None else value.iloc[:, i].to_numpy()
-            if len(values) and (int(values.max()) > limit or int(values.min()) < -limit):
-                why = "the cast changes values: integers beyond +-2**53 lose precision"
-                losses.append(Loss(col.name, col.dtype, "float64", why))
-        report_losses(losses, target, strict)
+            if len(values):
+                ranges.append((col, int(values.min()), int(values.max())))
+        report_losses(_beyond_float64(ranges), target, strict)
         return value.to_numpy(dtype=to)
 
     return checked
@@ -449,21 +448,34 @@ def _polars_nulls_bind(ctx: Context) -> Callable[[Any], Any]:
     ]
     if not wide:
         return _to_numpy_call
-    strict, limit, table = ctx.strict, 1 << 53, info.kind == Kind.TABLE
+    strict, table = ctx.strict, info.kind == Kind.TABLE
     target = ctx.target or "numpy"
 
     def checked(value: Any) -> Any:
-        losses = []
+        ranges = []
         for i, col in wide:
             series = value.to_series(i) if table else value
             low, high = series.min(), series.max()
-            if high is not None and (high > limit or low < -limit):
-                why = "the cast changes values: integers beyond +-2**53 lose precision"
-                losses.append(Loss(col.name, col.dtype, "float64", why))
-        report_losses(losses, target, strict)
+            if high is not None:
+                ranges.append((col, low, high))
+        report_losses(_beyond_float64(ranges), target, strict)
         return value.to_numpy()
 
     return checked
+
+
+def _beyond_float64(ranges: list[tuple[Column, int, int]]) -> list[Loss]:
+    """The losses of 64-bit integer columns cast to float64, from each one's (low, high):
+    values beyond +-2**53 lose precision (the Arrow route's checked cast reports them)."""
+    why = "the cast changes values: integers beyond +-2**53 lose precision"
+    return [
+        Loss(col.name, col.dtype, "float64", why)
+        for col, low, high in ranges
+        if high > _FLOAT64_EXACT or low < -_FLOAT64_EXACT
+    ]
+
+
+_FLOAT64_EXACT = 1 << 53  # float64 holds every integer up to this
 
 
 #: Up to this many bytes a polars frame is gathered into its tensor by the hub, above by

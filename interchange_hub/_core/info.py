@@ -219,7 +219,13 @@ def report_losses(losses: Sequence[Loss], target: str, strict: bool) -> None:
             + ". Convert those columns first, or pass strict=False to accept it with a warning"
         )
     for loss in losses:
-        warn(f"lossy conversion to {target}: {loss.message()}", LossyConversionWarning)
+        warn(loss_warning(target, loss), LossyConversionWarning)
+
+
+def loss_warning(target: str, loss: Loss) -> str:
+    """The text of the :class:`LossyConversionWarning` that ``loss`` gives, converting to
+    ``target`` (a planned call and a remembered route write the same)."""
+    return f"lossy conversion to {target}: {loss.message()}"
 
 
 def move_estimate(info: DataInfo, place: Device, how: str) -> Estimate:

@@ -17,7 +17,7 @@ from interchange_hub._bridge.protocol_source import PROTOCOL_SOURCE, entry, read
 from interchange_hub._core.deps import installed
 from interchange_hub._core.device import Device
 from interchange_hub._core.dtypes import TENSOR_DTYPES, tensor_dtype
-from interchange_hub._core.info import Flag, Kind, RouteChanged
+from interchange_hub._core.info import Flag, Kind, RouteChanged, loss_warning
 from interchange_hub._engine.plans import Request, compile_runs, runs_of
 from interchange_hub.adapter import ARROW, Adapter, Options
 from interchange_hub.errors import (
@@ -415,8 +415,7 @@ def _warns_losses(compiled: Compiled, plan: Plan) -> Compiled:
     """``compiled``, warning of the plan's losses on each call that gives a result (as a
     planned call does; strict=True is refused when planned, so never kept). Not before
     running: a step that raises RouteChanged has the object planned, and warned, anew."""
-    # The messages report_losses would write, written once.
-    messages = tuple(f"lossy conversion to {plan.target}: {x.message()}" for x in plan.losses)
+    messages = tuple(loss_warning(plan.target, x) for x in plan.losses)  # written once
 
     def run(obj: Any) -> Any:
         result = compiled(obj)

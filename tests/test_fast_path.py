@@ -847,6 +847,74 @@ def test_plain_arrow_columns_into_tensors_are_views_on_the_bound_run(hub: ih.Hub
         assert out.tolist() == [2, 3, 4, 5] and hub.shared_bytes(out, sliced) == 16
 
 
+@pytest.mark.parametrize(
+    "columns",
+    [
+        {"i": pa.array([1, None, 3]), "f": pa.array([1.0, None, 3.0])},
+        {"u": pa.array([1, None, 255], pa.uint8()), "f": pa.array([0.5, 2.0, None])},
+        {"i": pa.array([None, 2, 3], pa.int32())},  # one column: a (3, 1) float64
+        {"f": pa.array([1.0, None, 3.0], pa.float32()), "g": pa.array([1, None, 2], pa.float32())},
+        {"i": pa.array([2**53 + 1, None, 3]), "j": pa.array([None, 5, 6])},
+    ],
+)
+@pytest.mark.parametrize("to", ["numpy", "torch"])
+@pytest.mark.parametrize("copy", [None, True])
+def test_numeric_arrow_tables_with_nulls_reach_tensors_as_the_general_run_makes_them(
+    columns: dict[str, Any], to: str, copy: bool | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The bound run of a numeric table with nulls (each column's to_numpy, stacked
+    # column-major) gives what the general arrow_to_tensor gives: dtype, values, order,
+    # the same warnings, and memory of its own.
+    from interchange_hub._bridge import tensors
+
+    table = pa.table(columns)
+
+    def run(hub: ih.Hub) -> tuple[list[Any], list[str]]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            outs = [np.asarray(hub.convert(table, to=to, copy=copy)) for _ in range(2)]
+        return outs, [str(w.message) for w in caught]
+
+    binds: list[object] = []
+    bind = tensors._bind_numeric_table
+    bound = ih.Hub(autoload=False)
+    with monkeypatch.context() as m:
+        m.setattr(tensors, "_bind_numeric_table", lambda *a: binds.append(a) or bind(*a))
+        fast, fast_warned = run(bound)
+    assert len(binds) == 1  # bound once, when planned
+    with monkeypatch.context() as m:
+        m.setattr(tensors, "_numeric_table", lambda ctx: False)
+        general, general_warned = run(ih.Hub(autoload=False))
+    assert fast_warned == general_warned and fast_warned  # every call warns of the nulls
+    for out, expected in zip(fast, general, strict=True):
+        assert out.dtype == expected.dtype and out.shape == expected.shape == (3, len(columns))
+        assert np.array_equal(out, expected, equal_nan=True)
+        assert out.flags.f_contiguous == expected.flags.f_contiguous
+        assert out.flags.writeable and bound.shared_bytes(out, table) == 0
+    assert bound._cache.sizes()[0] == 1  # kept: the second call took the bound run
+
+
+def test_a_numeric_table_bound_for_one_chunk_takes_several_the_general_way(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from interchange_hub._bridge import tensors
+
+    bound: list[Any] = []
+    bind = tensors._bind_numeric_table
+    monkeypatch.setattr(
+        tensors, "_bind_numeric_table", lambda *a: bound.append(bind(*a)) or bound[-1]
+    )
+    one = pa.table({"i": pa.array([1, None, 3]), "f": pa.array([1.0, 2.0, None])})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ih.LossyConversionWarning)
+        ih.Hub(autoload=False).convert(one, to="numpy")
+    (run,) = bound  # the numeric table's bound run
+    two = pa.concat_tables([one.slice(0, 1), one.slice(1)])
+    assert two.column(0).num_chunks == 2
+    assert np.array_equal(run(two), run(one), equal_nan=True)
+    assert np.array_equal(run(one), [[1.0, 1.0], [np.nan, 2.0], [3.0, np.nan]], equal_nan=True)
+
+
 def test_numpy_to_polars_is_one_call_sharing_what_polars_shares(hub: ih.Hub) -> None:
     vector = np.arange(5.0)
     matrix = np.asfortranarray(np.arange(12.0).reshape(3, 4))

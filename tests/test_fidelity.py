@@ -433,7 +433,7 @@ def _under_null(values: list[float], nulls: list[bool], typ: Any = None) -> Any:
         (_under_null([float("nan"), float("nan"), 2.0], [True, False, False]), True),
         (_under_null([float("nan"), 1.0], [True, False], pa.float32()), False),
         (_under_null([1.0, float("nan"), 3.0], [False, True, False], pa.float16()), False),
-        (_under_null([1.0, float("nan"), None], [False, False, True], pa.float16()), True),
+        (_under_null([1.0, float("nan"), 5.0], [False, False, True], pa.float16()), True),
         (pa.array([float("nan"), 1.0, None, 2.0]).slice(1), False),  # the NaN sliced off
         (pa.array([1.0, None, 2.0, float("nan")]).slice(0, 3), False),
         (pa.array([1.0, None, float("nan"), 2.0]).slice(1, 2), True),

@@ -141,12 +141,7 @@ class PandasAdapter(Adapter):
             ndarray = self._ndarray
             for block in obj._mgr.blocks:
                 values = block.values
-                # _plain_values inline (the common block: 0.3 us less a block)
-                if (
-                    type(values) is ndarray
-                    and values.dtype.kind in "iufb"
-                    and values.strides[-1] == values.itemsize
-                ):
+                if _plain_values(values, ndarray):  # the common block, without _values_key
                     extra = values.dtype
                 else:
                     extra = _values_key(values)
@@ -245,7 +240,7 @@ def _values_key(values: Any) -> Hashable | None:
     value and whether nulls are present (O(1): Arrow keeps null counts; a StringDtype is
     not hashed: pandas' ExtensionDtype hash costs 0.65 us and slows the export after it);
     None for anything the fast path leaves out."""
-    if _plain_values(values):
+    if _plain_values(values, np_module().ndarray):
         numpy_dtype: Hashable = values.dtype
         return numpy_dtype
     arrays = _pd().arrays
@@ -288,13 +283,13 @@ def _nat_min(data: Any) -> Any:
 _NAT = -(1 << 63)  # NaT's int64 value (INT64_MIN)
 
 
-def _plain_values(values: Any) -> bool:
-    """A numpy array of integers, floats or booleans whose columns (its last axis: a
+def _plain_values(values: Any, ndarray: Any) -> bool:
+    """A numpy array (``ndarray``: numpy's, which the caller holds) of integers, floats or booleans whose columns (its last axis: a
     block holds one column per row) are contiguous, so that describe calls every column
     contiguous whatever the number of rows. Strided data is left to describe, which sees
     a one-row column as contiguous and a longer one as strided: no key could say which."""
     return (
-        type(values) is np_module().ndarray
+        type(values) is ndarray
         and values.dtype.kind in "iufb"
         and values.strides[-1] == values.itemsize
     )
@@ -825,7 +820,7 @@ def _nan_values(pa: Any, values: Any) -> bool:
 def _holds_nan(pa: Any, col: Any) -> bool:
     """Whether a float Array or ChunkedArray holds NaN among its valid values. numpy's
     minimum of each chunk's values buffer (NaN propagates) settles it where no slot holds
-    NaN, null slots included: 24 us for 100,000 float64 values, against 149 us for
+    NaN, null slots included: 23.5 us for 100,000 float64 values, against 149 us for
     ``pc.any(pc.is_nan(col))``, which then decides (a NaN under a null is no value)."""
     np = np_module()
     pc = require("pyarrow.compute")

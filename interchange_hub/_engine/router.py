@@ -65,10 +65,15 @@ READONLY_NOTE = (
 )
 
 
+# A route's cost (:func:`_cost`): losses, bytes copied, columns scanned, columns copied,
+# steps, protocol hops; compared as a tuple, the first part first.
+_Cost = tuple[int, int, int, int, int, int]
+
+
 @record(frozen=False)
 class _Route:
     steps: list[Step]
-    cost: tuple[int, int, int, int, int, int]
+    cost: _Cost
 
 
 @record(frozen=False)
@@ -208,9 +213,19 @@ class Router:
         failures: list[_Failure] = []
 
         def visit(
-            node: str, data: DataInfo, steps: list[Step], seen: frozenset[str], sat: bool
+            node: str,
+            data: DataInfo,
+            steps: list[Step],
+            seen: frozenset[str],
+            sat: bool,
+            cost: _Cost,
         ) -> None:
             nonlocal best, cheapest_copying
+            if best is not None and cost >= best.cost:
+                # Branch and bound: every part of the cost only grows with each step, and
+                # each step adds one, so no route on from here can be cheaper than the best
+                # found (the search picks what the whole search would, estimating less).
+                return
             misplaced = req.device is not None and data.device != req.device
             if steps and node == req.target and misplaced:
                 # A loop edge of the target (Tensor.to) may still move it.
@@ -236,7 +251,15 @@ class Router:
                 return
             if len(steps) >= MAX_STEPS:
                 return
-            for edge in index.get(node, ()):
+            edges = index.get(node, ())
+            # The edges into the target first: a route found early bounds the rest of the
+            # search. It picks the same route: of routes equal in cost, the first found
+            # wins, and those it finds sooner here are a step shorter than the ones they
+            # overtake (equal in cost, they would have one step fewer).
+            direct = [e for e in edges if e.target == req.target]
+            if direct and len(direct) != len(edges):
+                edges = [*direct, *(e for e in edges if e.target != req.target)]
+            for edge in edges:
                 if data.device.kind not in edge.devices:
                     why = f"takes memory on {' or '.join(edge.devices)}, and the data is on "
                     fix = (
@@ -252,6 +275,8 @@ class Router:
                     continue
                 if edge.target != req.target and edge.target not in passable:
                     continue  # not a waypoint: entered only as the target (not even estimated)
+                if best is not None and _added(cost, _least_step(edge)) >= best.cost:
+                    continue  # no cheaper than the best found, whatever its estimate says
                 try:
                     est = _estimate(edge, req.context(data, sat, not steps))
                 except Unroutable as exc:
@@ -264,9 +289,10 @@ class Router:
                     [*steps, step],
                     seen | {edge.target},
                     sat or est.copies_all,
+                    _added(cost, _step_cost(step)),
                 )
 
-        visit(start, info, [], frozenset({start}), False)
+        visit(start, info, [], frozenset({start}), False, _NO_COST)
         if best is not None:
             return best
         if cheapest_copying is not None:
@@ -414,7 +440,7 @@ def _aliases_readonly(steps: Sequence[Step]) -> bool:
     return False
 
 
-def _cost(steps: Sequence[Step]) -> tuple[int, int, int, int, int, int]:
+def _cost(steps: Sequence[Step]) -> _Cost:
     """Information lost, bytes copied (device moves weigh four times), columns scanned
     (read in full without a copy: of two routes that copy as much, the one that does not
     also read every value, as pandas' export to Arrow does for NaN, so a Series reaches
@@ -423,14 +449,38 @@ def _cost(steps: Sequence[Step]) -> tuple[int, int, int, int, int, int]:
     the libraries' own calls (torch -> numpy -> Arrow: ``Tensor.numpy``, ``pa.array``)
     beats the one through more protocol hops (torch -> DLPack -> Arrow: ``np.from_dlpack``
     costs 2 us more)."""
-    losses = sum(len(s.losses) for s in steps)
-    copied = sum(
-        max(c.nbytes, 0) * (4 if s.estimate.moves_device else 1) for s in steps for c in s.copies
+    total = _NO_COST
+    for step in steps:
+        total = _added(total, _step_cost(step))
+    return total
+
+
+def _step_cost(step: Step) -> _Cost:
+    """One step's part of :func:`_cost` (each part at least 0, the steps' count 1)."""
+    weight = 4 if step.estimate.moves_device else 1
+    copies = step.copies
+    return (
+        len(step.losses),
+        sum(max(c.nbytes, 0) * weight for c in copies),
+        len(step.estimate.scans),
+        len(copies),
+        1,
+        int(step.edge.target in PROTOCOL_NODES),
     )
-    columns = sum(len(s.copies) for s in steps)
-    scanned = sum(len(s.estimate.scans) for s in steps)
-    hops = sum(s.edge.target in PROTOCOL_NODES for s in steps)
-    return (losses, copied, scanned, columns, len(steps), hops)
+
+
+def _least_step(edge: Edge) -> _Cost:
+    """The least a step through ``edge`` can cost, before its estimate is known."""
+    return _HOP if edge.target in PROTOCOL_NODES else _STEP
+
+
+def _added(a: _Cost, b: _Cost) -> _Cost:
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4], a[5] + b[5])
+
+
+_NO_COST: _Cost = (0, 0, 0, 0, 0, 0)
+_STEP: _Cost = (0, 0, 0, 0, 1, 0)
+_HOP: _Cost = (0, 0, 0, 0, 1, 1)
 
 
 def _copied(route: _Route) -> list[str]:

@@ -124,9 +124,72 @@ def test_defining_a_record_compiles_nothing_until_it_is_made(
 
     assert calls == []  # dataclasses would have compiled six methods here
     assert Lazy(1) == Lazy(1, 2) and repr(Lazy(1)).endswith("Lazy(x=1, y=2)") and hash(Lazy(3))
-    assert len(calls) == 1  # __init__, compiled once, on the first call
+    for _ in range(records_module.WARM_CALLS - 4):
+        Lazy(4)
+    assert calls == []  # the first calls go through the generic __init__
     Lazy(5)
-    assert len(calls) == 1
+    assert len(calls) == 1  # then __init__ is compiled, once
+    Lazy(5)
+    assert len(calls) == 1 and "__record_lazy__" not in vars(vars(Lazy)["__init__"])
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [
+        ((), {}),
+        ((1,), {}),
+        ((1, "y", (2,), None, 5), {}),
+        ((1,), {"nope": 2}),
+        ((1,), {"a": 1}),
+        ((), {"b": "y"}),
+        ((1,), {"hidden": "h", "c": (3,)}),
+        ((1, "y"), {}),
+    ],
+)
+def test_the_generic_init_takes_and_refuses_what_the_compiled_one_does(
+    args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> None:
+    # A record's first calls bind their arguments in Python; later ones run the compiled
+    # __init__. Both give what the dataclass twin gives, or its TypeError's message.
+    def made(cls: Any) -> str:
+        try:
+            return repr(cls(*args, **kwargs)).replace(cls.__qualname__, "C")
+        except TypeError as exc:
+            return "TypeError: " + str(exc).replace(cls.__qualname__, "C")
+
+    @record
+    class Fresh:
+        a: int
+        b: str = "x"
+        c: tuple[int, ...] = ()
+        hidden: object = field(default=None, compare=False, repr=False)
+
+    expected = made(_Twin)
+    for _ in range(records_module.WARM_CALLS + 2):
+        assert made(Fresh) == expected
+    assert "__record_lazy__" not in vars(vars(Fresh)["__init__"])  # compiled by now
+    assert made(Fresh) == expected
+
+    @record
+    class Three:
+        x: int
+        y: int
+        z: int
+
+    @dataclasses.dataclass
+    class Twin3:
+        x: int
+        y: int
+        z: int
+
+    for call in ((), (1,), (1, 2), (1, 2, 3, 4)):
+        try:
+            Twin3(*call)
+        except TypeError as exc:
+            want = str(exc).replace("Twin3", "Three")
+        with pytest.raises(TypeError) as got:
+            Three(*call)
+        assert str(got.value).endswith(want.split(".", 1)[1])
 
 
 def test_refuses_what_it_does_not_do() -> None:

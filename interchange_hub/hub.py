@@ -66,7 +66,6 @@ class Hub:
         for plugin in given:
             as_plugin(plugin)  # a class, an Edge or a number is refused here, not on first use
         self._pm_args = (autoload, given, builtin)
-        self._pm: pluggy.PluginManager | None = None
         self._infos: dict[str, PluginInfo] = {}
         self._registry = Registry()
         self._cache = RouteCache()
@@ -82,20 +81,21 @@ class Hub:
     def plugin_manager(self) -> pluggy.PluginManager:
         """The pluggy manager, built (and every plugin loaded, entry points too) on first
         use."""
-        pm = self._manager()
+        loaded = self._manager()
         self._registry._load_more()
-        return pm
+        with self._lock:  # built once (the built-in plugins are loaded without it)
+            return loaded.pm
 
-    def _manager(self) -> pluggy.PluginManager:
-        """The manager with the built-in and given plugins loaded (the entry points are read
-        on first need: :meth:`_load_entry_points`)."""
-        if self._pm is None:
+    def _manager(self) -> Loaded:
+        """The built-in and given plugins, loaded (the entry points are read on first
+        need: :meth:`_load_entry_points`)."""
+        if self._loaded is None:
             self._refuse_reentry()
             with self._lock:
-                if self._pm is None:
+                if self._loaded is None:
                     self._load()
-        assert self._pm is not None  # _load sets it or raises
-        return self._pm
+        assert self._loaded is not None  # _load sets it or raises
+        return self._loaded
 
     def _refuse_reentry(self) -> None:
         if self._loading == threading.get_ident():
@@ -123,7 +123,6 @@ class Hub:
         self._loaded = loaded
         if autoload_enabled(autoload):
             self._registry.more = self._load_entry_points
-        self._pm = loaded.pm
         loaded.emit()  # loaded first: a warning made an error (-W error) is raised once
 
     def _load_entry_points(self) -> bool:
@@ -158,7 +157,7 @@ class Hub:
     @property
     def planner(self) -> Planner:
         """The planner over this hub's adapters (plugins loaded)."""
-        if self._pm is None:
+        if self._loaded is None:
             self._manager()
         return self._planner
 
@@ -248,7 +247,7 @@ class Hub:
         if as_dict is not False:
             _check_as_dict(as_dict)
             return self.planner.convert_columns(obj, to, copy, device, strict, dtype)
-        planner = self._planner if self._pm is not None else self.planner  # the hot path
+        planner = self._planner if self._loaded is not None else self.planner  # the hot path
         return planner.convert(obj, to, copy, device, strict, dtype)
 
     def iter_batches(

@@ -11,13 +11,12 @@ from __future__ import annotations
 import importlib
 import os
 from dataclasses import replace
+from functools import cache
 from inspect import isroutine
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-import pluggy
-
-from interchange_hub import hookspecs
+from interchange_hub._core import marks
 from interchange_hub._core.records import field, record
 from interchange_hub.adapter import Adapter, Edge
 from interchange_hub.errors import InvalidOptionError, PluginWarning, warn
@@ -26,7 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
     from importlib.metadata import Distribution, EntryPoint
 
-    from pluggy import HookimplOpts
+    import pluggy
 
     from interchange_hub._engine.registry import Registry
 
@@ -89,13 +88,28 @@ class PluginInfo:
 
 @record(frozen=False)
 class Loaded:
-    """A plugin manager and what happened to each plugin while filling it."""
+    """A plugin manager and what happened to each plugin while filling it.
 
-    pm: pluggy.PluginManager
+    The built-in plugins alone are loaded without pluggy (``manager`` None, the modules
+    in ``builtins``); :attr:`pm` builds the manager, and registers them there, when one
+    is needed: entry points to read, plugins given to a hub, ``Hub.plugin_manager``."""
+
+    manager: pluggy.PluginManager | None = None
     infos: dict[str, PluginInfo] = field(default_factory=dict)
     # The PluginWarnings to give once loading is over (emit): given while loading, a
     # warning turned into an error (-W error) would abort the load, again on every call.
     warnings: list[str] = field(default_factory=list)
+    # The built-in plugins loaded without a manager: (name, module), in loading order.
+    builtins: list[tuple[str, ModuleType]] = field(default_factory=list)
+
+    @property
+    def pm(self) -> pluggy.PluginManager:
+        """The plugin manager, built on first use with the plugins loaded so far."""
+        if self.manager is None:
+            self.manager = new_manager()
+            for name, module in self.builtins:
+                self.manager.register(module, name=name)
+        return self.manager
 
     def emit(self) -> None:
         """Give the PluginWarnings of the load (after it is complete)."""
@@ -161,9 +175,13 @@ def load_plugins(
         know, or when asked for every adapter).
     """
     given = [as_plugin(p) for p in plugins or ()]  # refused before anything is registered
-    pm = _Manager(ENTRY_POINT_GROUP)
-    pm.add_hookspecs(hookspecs)
-    loaded = Loaded(pm)
+    loaded = Loaded()
+    if lazy and not given:
+        # The built-in plugins alone (entry points later): imported, not yet registered
+        # with pluggy, which is imported only when a manager is needed (Loaded.pm).
+        for path in DEFAULT_PLUGINS if builtin else ():
+            _import_builtin(loaded, path)
+        return loaded
     if builtin:
         for path in DEFAULT_PLUGINS:
             _register(loaded, path, PluginInfo(path, BUILTIN, "interchange-hub"))
@@ -199,37 +217,56 @@ def collect(loaded: Loaded, registry: Registry, only: Iterable[str] | None = Non
     """Call each plugin's hooks separately and put what they register into ``registry``,
     so that one failing plugin is left out alone. ``only``: these plugins (those just
     registered), not every plugin of the manager."""
-    pm = loaded.pm
     chosen = None if only is None else set(only)
+    if loaded.manager is None:  # the built-in plugins, loaded without pluggy
+        for plugin_name, module in loaded.builtins:
+            if chosen is None or plugin_name in chosen:
+                hooks = [
+                    (h, module.__dict__[h])
+                    for h in marks.HOOKS
+                    if marks.marked(module.__dict__.get(h))
+                ]
+                _collect_one(loaded, registry, plugin_name, hooks)
+        return
+    pm = loaded.pm
     for plugin_name, plugin in pm.list_name_plugin():
         if plugin is None or (chosen is not None and plugin_name not in chosen):  # blocked
             continue
-        callers = pm.get_hookcallers(plugin) or ()
-        adapters: list[str] = []
-        edges = 0
-        for caller in callers:
-            got: list[object] = []
-            impl = next(i for i in caller.get_hookimpls() if i.plugin is plugin)
-            try:
-                impl.function(register=got.append)
-            except (Exception, SystemExit) as exc:  # noqa: BLE001 - plugins are isolated
-                loaded.fail(
-                    plugin_name, f"its hook {caller.name} raised {type(exc).__name__}: {exc}"
-                )
-                continue
-            for item in got:
-                problem = _add(registry, caller.name, item, plugin_name)
-                if problem:
-                    loaded.fail(plugin_name, problem)
-                elif isinstance(item, Adapter):
-                    adapters.append(item.name)
-                else:
-                    edges += 1
-        info = loaded.infos.get(plugin_name) or PluginInfo(plugin_name, GIVEN)
-        hooks = tuple(c.name for c in callers)
-        loaded.infos[plugin_name] = replace(
-            info, hooks=hooks, adapters=tuple(adapters), edges=edges
-        )
+        hooks = [
+            (caller.name, next(i for i in caller.get_hookimpls() if i.plugin is plugin).function)
+            for caller in pm.get_hookcallers(plugin) or ()
+        ]
+        _collect_one(loaded, registry, plugin_name, hooks)
+
+
+def _collect_one(
+    loaded: Loaded,
+    registry: Registry,
+    plugin_name: str,
+    hooks: list[tuple[str, Callable[..., object]]],
+) -> None:
+    """Call one plugin's hooks (name, function) and register what they give."""
+    adapters: list[str] = []
+    edges = 0
+    for hook, function in hooks:
+        got: list[object] = []
+        try:
+            function(register=got.append)
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - plugins are isolated
+            loaded.fail(plugin_name, f"its hook {hook} raised {type(exc).__name__}: {exc}")
+            continue
+        for item in got:
+            problem = _add(registry, hook, item, plugin_name)
+            if problem:
+                loaded.fail(plugin_name, problem)
+            elif isinstance(item, Adapter):
+                adapters.append(item.name)
+            else:
+                edges += 1
+    info = loaded.infos.get(plugin_name) or PluginInfo(plugin_name, GIVEN)
+    loaded.infos[plugin_name] = replace(
+        info, hooks=tuple(h for h, _ in hooks), adapters=tuple(adapters), edges=edges
+    )
 
 
 def _add(registry: Registry, hook: str, item: object, plugin: str) -> str:
@@ -249,7 +286,7 @@ class _AdapterPlugin:
         self.adapter = adapter
         self.__name__ = f"adapter:{adapter.name or type(adapter).__qualname__}"
 
-    @hookspecs.hookimpl
+    @marks.hookimpl
     def register_adapters(self, register: Callable[[object], None]) -> None:
         register(self.adapter)
 
@@ -283,6 +320,19 @@ def _plugin_name(plugin: object) -> str:
     return name if isinstance(name, str) else f"{type(plugin).__qualname__}-{id(plugin):x}"
 
 
+def _import_builtin(loaded: Loaded, path: str) -> None:
+    """Import a built-in plugin for a load without pluggy (see :func:`_register`)."""
+    info = PluginInfo(path, BUILTIN, "interchange-hub")
+    loaded.infos[path] = info
+    try:
+        module = importlib.import_module(path)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - plugins are isolated
+        loaded.infos[path] = replace(info, loaded=False)
+        loaded.fail(path, f"registering it raised {type(exc).__name__}: {exc}")
+        return
+    loaded.builtins.append((path, module))
+
+
 def _register(loaded: Loaded, plugin: object, info: PluginInfo) -> None:
     loaded.infos[info.name] = info
     if loaded.pm.has_plugin(info.name):
@@ -301,19 +351,45 @@ def _register(loaded: Loaded, plugin: object, info: PluginInfo) -> None:
 _IMPL_MARK = f"{ENTRY_POINT_GROUP}_impl"  # what @hookimpl sets on a function (pluggy's rule)
 
 
-class _Manager(pluggy.PluginManager):
-    """pluggy's manager, with a fast look at module plugins: pluggy reads every name of a
-    plugin with ``inspect.getattr_static`` (10 ms for the 16 built-in modules' 1,000
-    names, a quarter of the first conversion); a module's attributes are its
-    ``__dict__``, and a value there that is no function marked by ``@hookimpl`` cannot
-    be a hook implementation, which is all pluggy decides from it too."""
+def new_manager() -> pluggy.PluginManager:
+    """The hub's plugin manager, with its hook specifications (pluggy imported now)."""
+    from interchange_hub import hookspecs
 
-    def parse_hookimpl_opts(self, plugin: object, name: str) -> HookimplOpts | None:
-        if isinstance(plugin, ModuleType):
-            value = plugin.__dict__.get(name)
-            if not isroutine(value) or not hasattr(value, _IMPL_MARK):
+    pm = _manager_class()(ENTRY_POINT_GROUP)
+    pm.add_hookspecs(hookspecs)
+    return pm
+
+
+@cache
+def _manager_class() -> type[pluggy.PluginManager]:
+    import pluggy
+
+    from interchange_hub.hookspecs import hookimpl
+
+    class _Manager(pluggy.PluginManager):
+        """pluggy's manager, with a fast look at module plugins: pluggy reads every name
+        of a plugin with ``inspect.getattr_static`` (10 ms for the 16 built-in modules'
+        1,000 names, a quarter of the first conversion); a module's attributes are its
+        ``__dict__``, and a value there that is no function marked by ``@hookimpl``
+        cannot be a hook implementation, which is all pluggy decides from it too. A
+        function of a built-in plugin (marked without pluggy, ``_core.marks``) gets
+        pluggy's own mark first."""
+
+        def parse_hookimpl_opts(self, plugin: object, name: str) -> Any:
+            value = (
+                plugin.__dict__.get(name)
+                if isinstance(plugin, ModuleType)
+                else getattr(type(plugin), name, None)
+            )
+            if marks.marked(value) and not hasattr(value, _IMPL_MARK):
+                hookimpl(**getattr(value, marks.MARK))(value)
+            if isinstance(plugin, ModuleType) and (
+                not isroutine(value) or not hasattr(value, _IMPL_MARK)
+            ):
                 return None
-        return super().parse_hookimpl_opts(plugin, name)
+            return super().parse_hookimpl_opts(plugin, name)
+
+    return _Manager
 
 
 def _load_entry_points(loaded: Loaded) -> None:
@@ -396,6 +472,8 @@ def _dist_facts(dist: Distribution) -> tuple[str, str]:
 
 def _check_pending(loaded: Loaded) -> None:
     """Leave out plugins whose hook implementations match no specification."""
+    import pluggy  # (a manager is loaded: pluggy is imported already)
+
     for _ in range(len(loaded.infos) + 1):
         try:
             loaded.pm.check_pending()
@@ -408,6 +486,8 @@ def _check_pending(loaded: Loaded) -> None:
 
 def _hook_hint(message: str) -> str:
     import difflib
+
+    from interchange_hub import hookspecs
 
     known = [n for n in dir(hookspecs) if getattr(getattr(hookspecs, n), "interchange_hub_spec", 0)]
     words = [w.strip("'\"") for w in message.split()]

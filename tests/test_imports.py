@@ -63,3 +63,37 @@ def test_a_first_conversion_imports_no_library_of_an_unrelated_plugin() -> None:
     imported, not_loaded = json.loads(out.strip().splitlines()[-1])
     assert not_loaded == []  # each installed plugin was loaded: the check means something
     assert imported == []
+
+
+def test_a_conversion_between_built_in_libraries_leaves_pluggy_unimported() -> None:
+    # The built-in plugins load without pluggy; the manager (and pluggy) comes when asked
+    # for, with every built-in module registered there as an ordinary pluggy plugin whose
+    # hooks are those the hub called.
+    code = (
+        "import json, sys, pyarrow as pa, interchange_hub as ih\n"
+        "hub = ih.Hub(autoload=False)\n"
+        "hub.convert(pa.table({'a': [1, 2]}), to='numpy')\n"
+        "before = 'pluggy' in sys.modules\n"
+        "infos = {p.name: [list(p.hooks), list(p.adapters), p.edges] for p in hub.plugins()}\n"
+        "pm = hub.plugin_manager\n"
+        "hooks = {n: sorted(c.name for c in pm.get_hookcallers(p)) for n, p in "
+        "pm.list_name_plugin()}\n"
+        "print(json.dumps([before, 'pluggy' in sys.modules, infos, hooks]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    ).stdout
+    before, after, infos, hooks = json.loads(out.strip().splitlines()[-1])
+    assert before is False and after is True
+    assert set(hooks) == set(infos) and len(infos) == 9
+    for name, (called, adapters, edges) in infos.items():
+        assert sorted(called) == hooks[name] and called  # each module's hooks, as pluggy sees
+        assert adapters or edges
+
+
+def test_the_built_in_marker_names_the_hooks_of_the_specifications() -> None:
+    from interchange_hub import hookspecs
+    from interchange_hub._core import marks
+
+    specs = [n for n in vars(hookspecs) if hasattr(getattr(hookspecs, n), "interchange_hub_spec")]
+    assert tuple(specs) == marks.HOOKS

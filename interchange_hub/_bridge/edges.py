@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from interchange_hub import arrowkit
 from interchange_hub._bridge import tensors
 from interchange_hub._core.info import Copy, Estimate, Kind, Unroutable
+from interchange_hub._core.marks import hookimpl
 from interchange_hub.adapter import ARROW, ARROW_DEVICE, DLPACK, Context, Edge
-from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -1,4 +1,5 @@
-"""Built-in adapters, one module per library, each an ordinary pluggy plugin.
+"""Built-in adapters, one module per library, each an ordinary pluggy plugin (marked with
+``_core.marks.hookimpl``, so that they load without pluggy until a manager is needed).
 
 ``_fastpaths`` holds direct edges between two built-in libraries (numpy <-> torch,
 pandas <-> numpy) that skip a protocol node. The library-independent Arrow <-> DLPack

@@ -26,6 +26,7 @@ from interchange_hub._core.info import (
     Unroutable,
     move_estimate,
 )
+from interchange_hub._core.marks import hookimpl
 from interchange_hub.adapter import (
     ARROW_DEVICE,
     DLPACK,
@@ -36,7 +37,6 @@ from interchange_hub.adapter import (
     check_tensor_parts,
 )
 from interchange_hub.errors import DeviceError
-from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Mapping, Sequence

@@ -31,8 +31,8 @@ from interchange_hub._core.info import (
     nan_scans,
     report_losses,
 )
+from interchange_hub._core.marks import hookimpl
 from interchange_hub.adapter import Context, Edge, with_context
-from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from collections.abc import Callable

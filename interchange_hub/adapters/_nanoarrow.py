@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from interchange_hub import arrowkit
 from interchange_hub._core.deps import installed, require
 from interchange_hub._core.info import Column, Copy, DataInfo, Estimate, Flag, Kind, Unroutable
+from interchange_hub._core.marks import hookimpl
 from interchange_hub.adapter import (
     ARROW,
     Adapter,
@@ -27,7 +28,6 @@ from interchange_hub.adapter import (
     IdentityKeys,
 )
 from interchange_hub.errors import ConsumedSourceError, ConversionError, NoRouteError
-from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Hashable, Mapping, Sequence

@@ -23,6 +23,7 @@ from interchange_hub._core.info import (
     Unroutable,
     report_losses,
 )
+from interchange_hub._core.marks import hookimpl
 from interchange_hub.adapter import (
     ARROW,
     DLPACK,
@@ -33,7 +34,6 @@ from interchange_hub.adapter import (
     check_tensor_parts,
     passthrough,
 )
-from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Hashable, Mapping, Sequence

@@ -41,6 +41,7 @@ from interchange_hub._core.info import (
     nan_scans,
     report_losses,
 )
+from interchange_hub._core.marks import hookimpl
 from interchange_hub.adapter import (
     ARROW,
     Adapter,
@@ -53,7 +54,6 @@ from interchange_hub.adapter import (
     with_context,
 )
 from interchange_hub.errors import NoRouteError
-from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Hashable, Mapping, Sequence

@@ -27,9 +27,9 @@ from interchange_hub._core.info import (
     Unroutable,
     report_losses,
 )
+from interchange_hub._core.marks import hookimpl
 from interchange_hub.adapter import ARROW, Adapter, Buffer, Context, Edge, mixed_parts, with_context
 from interchange_hub.errors import ConsumedSourceError, ConversionError
-from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Hashable, Mapping, Sequence

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
 from interchange_hub._core.info import Copy, DataInfo, Estimate, Flag, Kind, Unroutable
+from interchange_hub._core.marks import hookimpl
 from interchange_hub._core.protocols import is_arrow_stream
 from interchange_hub.adapter import (
     ARROW,
@@ -22,7 +23,6 @@ from interchange_hub.adapter import (
     with_context,
 )
 from interchange_hub.errors import ConversionError
-from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Hashable, Mapping, Sequence

@@ -1158,3 +1158,20 @@ def test_integer_columns_with_nulls_reach_pandas_series_as_to_pandas_makes_them(
         pd.testing.assert_series_equal(series, expected)
     series.iloc[0] = 1  # its own values: the source never changes
     assert col.to_pylist() == expected.astype(object).where(expected.notna(), None).tolist()
+
+
+def test_the_torch_route_key_finds_column_major_tensors_as_transposing_would() -> None:
+    # The route key reads a 2-D tensor's strides instead of making its transposed view:
+    # the same answer as t().is_contiguous() for every layout, size-1 dimensions included.
+    from interchange_hub.adapters._torch import _column_major
+
+    checked = 0
+    for rows, cols in itertools.product([1, 2, 3, 5], [1, 2, 4]):
+        base = torch.arange(200.0)  # room for every stride below
+        for strides in itertools.product([0, 1, 2, 3, 4, 5, 8, 20], repeat=2):
+            tensor = torch.as_strided(base, (rows, cols), strides)
+            if tensor.is_contiguous():
+                continue
+            checked += 1
+            assert _column_major(tensor.shape, tensor.stride()) == tensor.t().is_contiguous()
+    assert checked > 600

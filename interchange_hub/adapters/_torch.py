@@ -76,6 +76,14 @@ def _dtype_name(dtype: Any) -> str:
 _NO_DLPACK = ("torch_qint", "torch_quint", "torch_bits")
 
 
+def _column_major(shape: Any, strides: tuple[int, ...]) -> bool:
+    """Whether a 2-D tensor of ``shape`` and ``strides`` is column-major contiguous, as
+    ``t().is_contiguous()`` says (a size-1 dimension's stride does not count), without
+    making the transposed view (1-2 us)."""
+    rows, cols = shape
+    return (rows == 1 or strides[0] == 1) and (cols == 1 or strides[1] == rows)
+
+
 def _device(t: Any) -> Device:
     if t.device.type == "cpu":
         return Device(DeviceType.CPU)
@@ -150,7 +158,7 @@ class TorchAdapter(Adapter):
             return None  # empty and lazily conjugated/negated tensors: planned
         if obj.is_contiguous():
             layout = "C"
-        elif len(shape) == 2 and obj.t().is_contiguous():
+        elif len(shape) == 2 and _column_major(shape, obj.stride()):
             layout = "F"  # column-major, as describe says
         else:
             return None  # strided: planned

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import re
+import weakref
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -130,7 +131,9 @@ class DatasetsAdapter(Adapter):
     def __init__(self) -> None:
         # A Dataset's Arrow table is immutable, and its features are replaced, not edited,
         # by the transforms (each returns a new Dataset): both are keyed once per object.
-        self._tables = IdentityKeys(arrowkit.route_key)
+        # A Dataset's table (datasets' wrapper of it) is keyed once: its Arrow key and
+        # whether it is memory-mapped (list_table_cache_files walks it: 1-2 us a call).
+        self._tables = IdentityKeys(_table_key)
         self._features = IdentityKeys(_features_key)
 
     def route_key(self, obj: Any) -> Hashable | None:
@@ -139,11 +142,11 @@ class DatasetsAdapter(Adapter):
         its features and whether it is memory-mapped. Columns and mapped rows: None."""
         if type(obj) is not _ds().Dataset or obj._indices is not None:
             return None
-        table = self._tables(obj._data.table)
+        table = self._tables(obj._data)
         features = self._features(_features(obj))
         if table is None or features is None:
             return None
-        return (table, features, bool(obj.cache_files))
+        return (table, features)
 
     def describe(self, obj: Any) -> DataInfo:
         dataset, name = _source(obj)
@@ -274,6 +277,16 @@ def _features_key(features: Any) -> Hashable | None:
         return None
 
 
+def _table_key(data: Any) -> Hashable | None:
+    """The route key of a Dataset's table without an indices mapping (``Dataset._data``):
+    its Arrow table's, and whether it is memory-mapped, as ``Dataset.cache_files`` says."""
+    key = arrowkit.route_key(data.table)
+    if key is None:
+        return None
+    tables = require("datasets.table", "to convert Hugging Face datasets")
+    return (key, bool(tables.list_table_cache_files(data)))
+
+
 def _features(dataset: Any) -> Any:
     """The Dataset's features, read without the deep copy ``Dataset.features`` makes."""
     info = getattr(dataset, "_info", None)
@@ -391,13 +404,50 @@ def _export_bind(ctx: Context) -> Any:
     if any(f.startswith(STORAGE) for c in ctx.info.columns for f in c.flags):
         return lambda value: _export(value, ctx)
     dataset = _ds().Dataset
+    stripped = _Stripped()
 
     def run(value: Any) -> Any:
         if type(value) is not dataset or value._indices is not None:
             return _export(value, ctx)
-        return _without_own_metadata(value._data.table)
+        return stripped(value._data)
 
     return run
+
+
+class _Stripped:
+    """The Arrow table of a Dataset's table (``Dataset._data``) without datasets' own
+    metadata, made once per table while it lives (it is immutable): a repeated export
+    returns the same pyarrow Table, as ``ds.data.table`` does, instead of a new one
+    (``replace_schema_metadata``: 1-2 us a call)."""
+
+    __slots__ = ("_made",)
+
+    def __init__(self) -> None:
+        self._made: dict[int, tuple[weakref.ref[Any], Any]] = {}
+
+    def __call__(self, data: Any) -> Any:
+        made = self._made
+        entry = made.get(id(data))
+        if entry is not None and entry[0]() is data:
+            return entry[1]
+        out = _without_own_metadata(data.table)
+        ident = id(data)
+
+        def forget(ref: weakref.ref[Any]) -> None:
+            if made.get(ident, (None,))[0] is ref:
+                made.pop(ident, None)
+
+        try:
+            ref = weakref.ref(data, forget)
+        except TypeError:
+            return out
+        if len(made) >= _MOST_STRIPPED:
+            made.clear()
+        made[ident] = (ref, out)
+        return out
+
+
+_MOST_STRIPPED = 64  # tables kept stripped; past this, the table starts over
 
 
 _OWN_METADATA = b"huggingface"  # datasets' features, as JSON: not the data's

@@ -1175,3 +1175,39 @@ def test_the_torch_route_key_finds_column_major_tensors_as_transposing_would() -
             checked += 1
             assert _column_major(tensor.shape, tensor.stride()) == tensor.t().is_contiguous()
     assert checked > 600
+
+
+class _NamedArray:
+    """An Arrow array producer whose field has a name (as a table's column has)."""
+
+    def __init__(self, name: str, data: Any) -> None:
+        self.field, self.data = pa.field(name, data.type), data
+
+    def __arrow_c_array__(self, requested_schema: object = None) -> tuple[object, object]:
+        return self.field.__arrow_c_schema__(), self.data.__arrow_c_array__()[1]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        pa.array([1.5, None, 2.5, 4.0]),
+        pa.array(range(20), pa.int8()).slice(3, 9),
+        pa.array([1, None, 2**64 - 1], pa.uint64()),
+        pa.array([True, None, False, True, True, False, True, False, True]).slice(1),
+        pa.array([0.5, 1.5], pa.float32()),
+    ],
+    ids=["float64 nulls", "int8 sliced", "uint64", "bool sliced", "float32"],
+)
+def test_one_array_of_numbers_from_another_producer_reaches_polars_through_its_capsule(
+    data: Any, hub: ih.Hub
+) -> None:
+    # polars reads the producer's capsule itself: the Series pyarrow's way gives (name,
+    # dtype, values), sharing what it shares.
+    from polars.testing import assert_series_equal
+
+    for source, name in ((na.Array(data), ""), (_NamedArray("v", data), "v")):
+        expected = pl.Series(name, pa.array(data))
+        for _ in range(2):  # planned, then the bound run
+            out = hub.convert(source, to="polars")
+            assert_series_equal(out, expected)
+            assert hub.shared_bytes(out, data) == hub.shared_bytes(expected, data)

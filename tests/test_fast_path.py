@@ -1211,3 +1211,38 @@ def test_one_array_of_numbers_from_another_producer_reaches_polars_through_its_c
             out = hub.convert(source, to="polars")
             assert_series_equal(out, expected)
             assert hub.shared_bytes(out, data) == hub.shared_bytes(expected, data)
+
+
+def test_columns_cast_on_threads_are_the_table_cast(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Over PARALLEL_CAST_BYTES (0 here), the columns to cast are cast on threads: the
+    # table pyarrow's own cast gives, its errors too.
+    from interchange_hub import arrowkit
+
+    monkeypatch.setattr(arrowkit, "PARALLEL_CAST_BYTES", 0)
+    views = pa.table(
+        {
+            "s": pa.array(["a", None, "a longer string than twelve"], pa.string_view()),
+            "i": pa.array([1, 2, None]),
+            "b": pa.array([b"x", b"", None], pa.binary_view()),
+            "l": pa.array([["p"], None, ["q", None]], pa.list_(pa.string_view())),
+        }
+    ).replace_schema_metadata({"k": "v"})
+    target = pa.schema(
+        [
+            pa.field("s", pa.large_string()),
+            pa.field("i", pa.int64()),
+            pa.field("b", pa.large_binary()),
+            pa.field("l", pa.list_(pa.large_string())),
+        ],
+        metadata={"k": "v"},
+    )
+    made = arrowkit.cast_columns(views, target)
+    assert made.equals(views.cast(target)) and made.schema.equals(target, check_metadata=True)
+    assert arrowkit.without_views(views).equals(views.cast(target))
+    strict = pa.schema([target.field(0), target.field(1).with_nullable(False), *list(target)[2:]])
+    with pytest.raises(ValueError, match="non-nullable"):
+        arrowkit.cast_columns(views, strict)
+    frame = pl.from_arrow(views.select(["s", "i", "b"]))
+    assert isinstance(frame, pl.DataFrame)
+    out = ih.Hub(autoload=False).convert(frame, to="nanoarrow")
+    assert pa.table(out).equals(frame.to_arrow(compat_level=pl.CompatLevel.oldest()))

@@ -847,6 +847,19 @@ def test_plain_arrow_columns_into_tensors_are_views_on_the_bound_run(hub: ih.Hub
         assert out.tolist() == [2, 3, 4, 5] and hub.shared_bytes(out, sliced) == 16
 
 
+def _count_calls(m: pytest.MonkeyPatch, module: Any, name: str) -> list[object]:
+    """The calls of ``module.name``, patched through ``m`` to count them."""
+    calls: list[object] = []
+    real = getattr(module, name)
+
+    def counted(*args: Any) -> Any:
+        calls.append(args)
+        return real(*args)
+
+    m.setattr(module, name, counted)
+    return calls
+
+
 @pytest.mark.parametrize(
     "columns",
     [
@@ -875,16 +888,9 @@ def test_numeric_arrow_tables_with_nulls_reach_tensors_as_the_general_run_makes_
             outs = [np.asarray(hub.convert(table, to=to, copy=copy)) for _ in range(2)]
         return outs, [str(w.message) for w in caught]
 
-    binds: list[object] = []
-    bind = tensors._bind_numeric_table
-
-    def counted(*args: Any) -> Any:
-        binds.append(args)
-        return bind(*args)
-
     bound = ih.Hub(autoload=False)
     with monkeypatch.context() as m:
-        m.setattr(tensors, "_bind_numeric_table", counted)
+        binds = _count_calls(m, tensors, "_bind_numeric_table")
         fast, fast_warned = run(bound)
     assert len(binds) == 1  # bound once, when planned
     with monkeypatch.context() as m:
@@ -1089,16 +1095,9 @@ def test_numeric_tables_with_integer_nulls_reach_pandas_as_to_pandas_makes_them(
     from interchange_hub.adapters import _pandas
 
     table = pa.table(columns)
-    binds: list[object] = []
-    bind = _pandas._bind_numeric_frame
-
-    def counted(*args: Any) -> Any:
-        binds.append(args)
-        return bind(*args)
-
     bound = ih.Hub(autoload=False)
     with monkeypatch.context() as m:
-        m.setattr(_pandas, "_bind_numeric_frame", counted)
+        binds = _count_calls(m, _pandas, "_bind_numeric_frame")
         fast = [bound.convert(table, to="pandas") for _ in range(2)]
     assert len(binds) == 1  # bound once, when planned
     with monkeypatch.context() as m:

@@ -652,7 +652,12 @@ def cast_columns(table: Any, schema: Any) -> Any:
     if table.schema.names != schema.names:
         return table.cast(schema)  # (pyarrow's error)
     columns = table.columns
-    changed = [i for i, field in enumerate(schema) if table.schema.field(i).type != field.type]
+    # (Types compared as text too: == ignores a list's field name, which a cast changes.)
+    changed = [
+        i
+        for i, (old, new) in enumerate(zip(table.schema.types, schema.types, strict=True))
+        if old != new or str(old) != str(new)
+    ]
     workers = min(len(changed), pa.cpu_count())
     if workers < 2 or sum(columns[i].nbytes for i in changed) < PARALLEL_CAST_BYTES:
         return table.cast(schema)
@@ -663,9 +668,13 @@ def cast_columns(table: Any, schema: Any) -> Any:
     def cast(i: int) -> Any:
         return columns[i].cast(schema.field(i).type)
 
-    with ThreadPoolExecutor(workers, thread_name_prefix="interchange_hub-cast") as pool:
-        for i, column in zip(changed, pool.map(cast, changed), strict=True):
-            columns[i] = column
+    try:
+        with ThreadPoolExecutor(workers, thread_name_prefix="interchange_hub-cast") as pool:
+            cast_ones = list(pool.map(cast, changed))
+    except RuntimeError:  # no new threads at interpreter exit: one after the other
+        return table.cast(schema)
+    for i, column in zip(changed, cast_ones, strict=True):
+        columns[i] = column
     return pa.Table.from_arrays(columns, schema=schema)
 
 

@@ -106,9 +106,10 @@ class Loaded:
     def pm(self) -> pluggy.PluginManager:
         """The plugin manager, built on first use with the plugins loaded so far."""
         if self.manager is None:
-            self.manager = new_manager()
+            pm = new_manager()
             for name, module in self.builtins:
-                self.manager.register(module, name=name)
+                pm.register(module, name=name)
+            self.manager = pm  # (complete: an interrupted build starts over next time)
         return self.manager
 
     def emit(self) -> None:
@@ -142,8 +143,26 @@ class Loaded:
 def builtin_plugins() -> list[ModuleType]:
     """The built-in adapter plugins (``Hub(plugins=[mine])`` registers them too; with
     ``builtin=False``, ``Hub(plugins=[*builtin_plugins()[:2], mine], builtin=False)``
-    picks some)."""
-    return [importlib.import_module(path) for path in DEFAULT_PLUGINS]
+    picks some). Each is an ordinary pluggy plugin: its hooks carry pluggy's mark."""
+    modules = [importlib.import_module(path) for path in DEFAULT_PLUGINS]
+    for module in modules:
+        pluggy_marks(module)
+    return modules
+
+
+def pluggy_marks(module: ModuleType) -> None:
+    """Give the hooks of a built-in plugin module (marked by ``_core.marks``, without
+    pluggy) pluggy's own mark, which any pluggy manager reads."""
+    for name in marks.HOOKS:
+        _pluggy_mark(module.__dict__.get(name))
+
+
+def _pluggy_mark(value: object) -> None:
+    """pluggy's mark on a function marked by ``_core.marks`` (anything else as it is)."""
+    if marks.marked(value) and not hasattr(value, _IMPL_MARK):
+        from interchange_hub.hookspecs import hookimpl
+
+        hookimpl(**getattr(value, marks.MARK))(value)
 
 
 def autoload_enabled(autoload: bool | None) -> bool:
@@ -364,8 +383,6 @@ def new_manager() -> pluggy.PluginManager:
 def _manager_class() -> type[pluggy.PluginManager]:
     import pluggy
 
-    from interchange_hub.hookspecs import hookimpl
-
     class _Manager(pluggy.PluginManager):
         """pluggy's manager, with a fast look at module plugins: pluggy reads every name
         of a plugin with ``inspect.getattr_static`` (10 ms for the 16 built-in modules'
@@ -381,8 +398,7 @@ def _manager_class() -> type[pluggy.PluginManager]:
                 if isinstance(plugin, ModuleType)
                 else getattr(type(plugin), name, None)
             )
-            if marks.marked(value) and not hasattr(value, _IMPL_MARK):
-                hookimpl(**getattr(value, marks.MARK))(value)
+            _pluggy_mark(value)
             if isinstance(plugin, ModuleType) and (
                 not isroutine(value) or not hasattr(value, _IMPL_MARK)
             ):

@@ -1200,11 +1200,15 @@ class _NamedArray:
 def test_one_array_of_numbers_from_another_producer_reaches_polars_through_its_capsule(
     data: Any, hub: ih.Hub
 ) -> None:
-    # polars reads the producer's capsule itself: the Series pyarrow's way gives (name,
-    # dtype, values), sharing what it shares.
+    # polars reads the producer's capsule itself: the Series the pyarrow way gives (the
+    # name of the hub's description, dtype, values), sharing what it shares; a name in
+    # the producer's schema that the description leaves out (a child array's, a bare
+    # producer's field) is left out as that way leaves it.
     from polars.testing import assert_series_equal
 
-    for source, name in ((na.Array(data), ""), (_NamedArray("v", data), "v")):
+    child = na.Array(pa.record_batch({"x": data})).child(0)
+    for source in (na.Array(data), _NamedArray("v", data), child):
+        name = hub.plan(source, to="polars").steps[-1].before.columns[0].name
         expected = pl.Series(name, pa.array(data))
         for _ in range(2):  # planned, then the bound run
             out = hub.convert(source, to="polars")
@@ -1237,6 +1241,13 @@ def test_columns_cast_on_threads_are_the_table_cast(monkeypatch: pytest.MonkeyPa
     )
     made = arrowkit.cast_columns(views, target)
     assert made.equals(views.cast(target)) and made.schema.equals(target, check_metadata=True)
+    # A list's field name is part of the cast (== between the types ignores it).
+    renamed = views.append_column(
+        "n", pa.array([[1], None, []], pa.list_(pa.field("a", pa.int64())))
+    )
+    onto = target.append(pa.field("n", pa.list_(pa.int64())))
+    made = arrowkit.cast_columns(renamed, onto)
+    assert str(made.schema) == str(renamed.cast(onto).schema) == str(onto)
     assert arrowkit.without_views(views).equals(views.cast(target))
     strict = pa.schema([target.field(0), target.field(1).with_nullable(False), *list(target)[2:]])
     with pytest.raises(ValueError, match="non-nullable"):

@@ -97,3 +97,24 @@ def test_the_built_in_marker_names_the_hooks_of_the_specifications() -> None:
 
     specs = [n for n in vars(hookspecs) if hasattr(getattr(hookspecs, n), "interchange_hub_spec")]
     assert tuple(specs) == marks.HOOKS
+
+
+def test_the_built_in_plugins_are_pluggy_plugins_for_a_manager_of_ones_own() -> None:
+    # builtin_plugins() gives modules whose hooks carry pluggy's mark, in a process where
+    # no hub has built a manager yet.
+    code = (
+        "import json, pluggy, interchange_hub as ih\n"
+        "from interchange_hub import hookspecs\n"
+        "found = {}\n"
+        "for module in ih.builtin_plugins():\n"
+        "    pm = pluggy.PluginManager('interchange_hub')\n"
+        "    pm.add_hookspecs(hookspecs)\n"
+        "    pm.register(module)\n"
+        "    found[module.__name__] = [c.name for c in pm.get_hookcallers(module) or ()]\n"
+        "print(json.dumps(found))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    ).stdout
+    found = json.loads(out.strip().splitlines()[-1])
+    assert len(found) == 9 and all(found.values())

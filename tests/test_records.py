@@ -144,6 +144,9 @@ def test_defining_a_record_compiles_nothing_until_it_is_made(
         ((), {"b": "y"}),
         ((1,), {"hidden": "h", "c": (3,)}),
         ((1, "y"), {}),
+        ((1, "y", (2,), None, 5), {"nope": 2}),  # the keywords are looked at first
+        ((1, "y", (2,), None, 5), {"a": 2}),
+        ((1,), {"b": "y", "a": 2}),
     ],
 )
 def test_the_generic_init_takes_and_refuses_what_the_compiled_one_does(
@@ -181,6 +184,20 @@ def test_the_generic_init_takes_and_refuses_what_the_compiled_one_does(
         x: int
         y: int
         z: int
+
+    @record
+    class Empty:
+        pass
+
+    @dataclasses.dataclass
+    class Twin0:
+        pass
+
+    with pytest.raises(TypeError) as got0:
+        Empty(1)  # type: ignore[call-arg]
+    with pytest.raises(TypeError) as want0:
+        Twin0(1)  # type: ignore[call-arg]
+    assert str(got0.value).split(".__init__")[1] == str(want0.value).split(".__init__")[1]
 
     for call in ((), (1,), (1, 2), (1, 2, 3, 4)):
         try:

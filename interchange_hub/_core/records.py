@@ -6,8 +6,9 @@ without compiling code when they are defined.
 interpreter's first ``ih.convert`` over the two dozen records the engine holds. A
 ``@record`` class gets shared ``__eq__``, ``__hash__``, ``__repr__`` and frozen
 ``__setattr__`` functions (closures over the field names, nothing compiled) and an
-``__init__`` compiled the first time the class is called (or its signature asked for),
-so a record the process never makes costs nothing. That ``__init__`` is the code
+``__init__`` compiled once the class has made WARM_CALLS records (or its signature is
+asked for; the first calls bind their arguments in Python), so a record the process
+makes a few times costs no compile. That ``__init__`` is the code
 ``dataclasses`` would write: making a record costs what making a dataclass does.
 
 A record is a dataclass to everything that asks: it carries ``__dataclass_fields__`` (real
@@ -241,19 +242,20 @@ def _bind(
     """The arguments of a call by field name, refused as a compiled ``__init__`` refuses
     them (Python's messages)."""
     where = f"{owner.__qualname__}.__init__()"
-    if len(args) > len(names):
-        most = len(names) + 1
-        takes = f"{most}" if required == len(names) else f"from {required + 1} to {most}"
-        raise TypeError(
-            f"{where} takes {takes} positional arguments but {len(args) + 1} were given"
-        )
-    values = dict(zip(names, args, strict=False))  # (fewer arguments than fields)
-    for key, value in kwargs.items():
+    for key in kwargs:  # (Python looks at the keywords first)
         if key not in names:
             raise TypeError(f"{where} got an unexpected keyword argument {key!r}")
-        if key in values:
+        if names.index(key) < len(args):
             raise TypeError(f"{where} got multiple values for argument {key!r}")
-        values[key] = value
+    if len(args) > len(names):
+        most = len(names) + 1
+        if required < len(names):
+            takes = f"from {required + 1} to {most} positional arguments"
+        else:
+            takes = f"{most} positional argument{'s' if most > 1 else ''}"
+        raise TypeError(f"{where} takes {takes} but {len(args) + 1} were given")
+    values = dict(zip(names, args, strict=False))  # (fewer arguments than fields)
+    values.update(kwargs)
     return values
 
 

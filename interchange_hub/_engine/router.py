@@ -211,6 +211,7 @@ class Router:
         best: _Route | None = None
         cheapest_copying: _Route | None = None
         failures: list[_Failure] = []
+        direct_first = req.device is None and req.dtype is None
 
         def visit(
             node: str,
@@ -252,11 +253,12 @@ class Router:
             if len(steps) >= MAX_STEPS:
                 return
             edges = index.get(node, ())
-            # The edges into the target first: a route found early bounds the rest of the
-            # search. It picks the same route: of routes equal in cost, the first found
-            # wins, and those it finds sooner here are a step shorter than the ones they
-            # overtake (equal in cost, they would have one step fewer).
-            direct = [e for e in edges if e.target == req.target]
+            # The edges into the target first, where reaching it ends the route (no device
+            # or dtype asked, which a loop edge of the target may still give): a route found
+            # early bounds the rest of the search. It picks the same route: of routes equal
+            # in cost, the first found wins, and those it finds sooner here are a step
+            # shorter than the ones they overtake (so never equal in cost).
+            direct = [e for e in edges if e.target == req.target] if direct_first else ()
             if direct and len(direct) != len(edges):
                 edges = [*direct, *(e for e in edges if e.target != req.target)]
             for edge in edges:

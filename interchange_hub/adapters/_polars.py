@@ -756,8 +756,8 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any] | None:
                     out = make(value)
                 except Exception:  # noqa: BLE001, S110 - the pyarrow way below says what fails
                     pass
-                else:
-                    return out.alias(name) if name else out
+                else:  # (polars names it from the capsule's schema, or not at all)
+                    return out if out.name == name else out.alias(name)
             data = value if isinstance(value, array) else read_column(value)
             if type(data) is chunked:
                 if data.num_chunks != 1:  # pl.Series would join the chunks: a copy

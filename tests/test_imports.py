@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from typing import Any
 
 HEAVY = ["pyarrow", "nanoarrow", "polars", "pandas", "numpy", "torch", "cupy"]
 
@@ -80,10 +81,7 @@ def test_a_conversion_between_built_in_libraries_leaves_pluggy_unimported() -> N
         "pm.list_name_plugin()}\n"
         "print(json.dumps([before, 'pluggy' in sys.modules, infos, hooks]))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
-    ).stdout
-    before, after, infos, hooks = json.loads(out.strip().splitlines()[-1])
+    before, after, infos, hooks = _printed_json(code)
     assert before is False and after is True
     assert set(hooks) == set(infos) and len(infos) == 9
     for name, (called, adapters, edges) in infos.items():
@@ -113,8 +111,13 @@ def test_the_built_in_plugins_are_pluggy_plugins_for_a_manager_of_ones_own() -> 
         "    found[module.__name__] = [c.name for c in pm.get_hookcallers(module) or ()]\n"
         "print(json.dumps(found))"
     )
+    found = _printed_json(code)
+    assert len(found) == 9 and all(found.values())
+
+
+def _printed_json(code: str) -> Any:
+    """What ``code`` prints last, as JSON, run in a fresh interpreter."""
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     ).stdout
-    found = json.loads(out.strip().splitlines()[-1])
-    assert len(found) == 9 and all(found.values())
+    return json.loads(out.strip().splitlines()[-1])

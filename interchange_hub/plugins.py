@@ -146,15 +146,9 @@ def builtin_plugins() -> list[ModuleType]:
     picks some). Each is an ordinary pluggy plugin: its hooks carry pluggy's mark."""
     modules = [importlib.import_module(path) for path in DEFAULT_PLUGINS]
     for module in modules:
-        pluggy_marks(module)
+        for name in marks.HOOKS:  # (marked by _core.marks, without pluggy)
+            _pluggy_mark(module.__dict__.get(name))
     return modules
-
-
-def pluggy_marks(module: ModuleType) -> None:
-    """Give the hooks of a built-in plugin module (marked by ``_core.marks``, without
-    pluggy) pluggy's own mark, which any pluggy manager reads."""
-    for name in marks.HOOKS:
-        _pluggy_mark(module.__dict__.get(name))
 
 
 def _pluggy_mark(value: object) -> None:

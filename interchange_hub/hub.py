@@ -12,9 +12,11 @@ from interchange_hub._engine.router import Router
 from interchange_hub.adapter import Adapter
 from interchange_hub.errors import InterchangeError, InvalidOptionError
 from interchange_hub.plugins import (
+    DEFAULT_PLUGINS,
     as_plugin,
     autoload_enabled,
     collect,
+    load_deferred,
     load_entry_points,
     load_plugins,
     not_loaded,
@@ -75,6 +77,7 @@ class Hub:
         self._lock = threading.Lock()
         self._loading = 0  # the thread loading the plugins, while it does
         self._loaded: Loaded | None = None
+        self._entry_points = False  # whether entry points are still to be read
 
     # -- plugins ----------------------------------------------------------------------------
     @property
@@ -82,13 +85,13 @@ class Hub:
         """The pluggy manager, built (and every plugin loaded, entry points too) on first
         use."""
         loaded = self._manager()
-        self._registry._load_more()
+        self._registry._load_all()
         with self._lock:  # built once (the built-in plugins are loaded without it)
             return loaded.pm
 
     def _manager(self) -> Loaded:
-        """The built-in and given plugins, loaded (the entry points are read on first
-        need: :meth:`_load_entry_points`)."""
+        """The built-in and given plugins, loaded (the entry points, and the built-in
+        adapters of libraries not imported yet, on first need: :meth:`_load_later`)."""
         if self._loaded is None:
             self._refuse_reentry()
             with self._lock:
@@ -107,7 +110,8 @@ class Hub:
 
     def _load(self) -> None:
         """Load and collect the built-in and given plugins (with the lock held); all or
-        nothing. The entry points wait for :meth:`_load_entry_points`."""
+        nothing. The entry points, and the built-in adapters of libraries not imported
+        yet, wait for :meth:`_load_later`."""
         self._loading = threading.get_ident()
         try:
             autoload, plugins, builtin = self._pm_args
@@ -121,9 +125,47 @@ class Hub:
         self._router.invalidate()
         self._infos = loaded.infos
         self._loaded = loaded
-        if autoload_enabled(autoload):
-            self._registry.more = self._load_entry_points
+        self._entry_points = autoload_enabled(autoload)
+        if loaded.deferred or self._entry_points:
+            self._registry.more = self._load_later
         loaded.emit()  # loaded first: a warning made an error (-W error) is raised once
+
+    def _load_later(self) -> bool:
+        """What the registry calls when a lookup finds nothing, or a listing is asked
+        for: the built-in adapters left for later first (their libraries were not
+        imported when the hub loaded: :meth:`_load_deferred`), then the entry points;
+        whether this call added anything."""
+        loaded = self._loaded
+        if loaded is not None and loaded.deferred:
+            return self._load_deferred()
+        return self._load_entry_points()
+
+    def _load_deferred(self) -> bool:
+        """Import and collect the built-in adapters left for later, in their places
+        among the others (as a load of every plugin at once orders them). All or
+        nothing: interrupted, the next need loads them again."""
+        self._refuse_reentry()
+        with self._lock:
+            loaded = self._loaded
+            if loaded is None or not loaded.deferred:  # another thread loaded them
+                return True  # (look again)
+            state = self._registry.snapshot()
+            self._loading = threading.get_ident()
+            try:
+                added = load_deferred(loaded)
+                collect(loaded, self._registry, only=added)
+                self._registry.order(DEFAULT_PLUGINS)
+            except BaseException:
+                self._registry.restore(state)
+                raise
+            finally:
+                self._loading = 0
+            if not self._entry_points:
+                self._registry.more = None
+            self._router.invalidate()
+            self._infos = loaded.infos
+        loaded.emit()
+        return True
 
     def _load_entry_points(self) -> bool:
         """Read the entry points and add their plugins (the registry asks, when a lookup
@@ -131,12 +173,12 @@ class Hub:
         them costs 10-20 ms (every installed distribution's entry_points.txt, then the
         plugins' imports), which a conversion between built-in libraries never pays.
         All or nothing: interrupted, the next need reads them again."""
-        if self._registry.complete:
+        if not self._entry_points:
             return False
         self._refuse_reentry()
         with self._lock:
             loaded = self._loaded
-            if self._registry.complete or loaded is None:  # another thread read them
+            if not self._entry_points or loaded is None:  # another thread read them
                 return False
             state = self._registry.snapshot()
             self._loading = threading.get_ident()
@@ -148,6 +190,7 @@ class Hub:
                 raise
             finally:
                 self._loading = 0
+            self._entry_points = False
             self._registry.more = None
             self._router.invalidate()
             self._infos = loaded.infos

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from dataclasses import replace
 from functools import cache
 from inspect import isroutine
@@ -46,6 +47,17 @@ DEFAULT_PLUGINS = (
     "interchange_hub._bridge.edges",
     "interchange_hub.adapters._fastpaths",
 )
+
+# Built-in adapters that a conversion needs only once their library is in use: while it
+# is not imported, the hub leaves them unimported (a first conversion between other
+# libraries does not pay for them, 2-3 ms) and imports them on the first lookup that
+# finds nothing or the first listing (:func:`load_deferred`). No route between other
+# libraries passes through them (``tests/test_plugins.py`` compares every such route).
+DEFERRED_UNTIL_IMPORTED = {
+    "interchange_hub.adapters._nanoarrow": "nanoarrow",
+    "interchange_hub.adapters._torch": "torch",
+    "interchange_hub.adapters._cupy": "cupy",
+}
 
 BUILTIN = "built-in"
 ENTRY_POINT = "entry point"
@@ -101,6 +113,8 @@ class Loaded:
     warnings: list[str] = field(default_factory=list)
     # The built-in plugins loaded without a manager: (name, module), in loading order.
     builtins: list[tuple[str, ModuleType]] = field(default_factory=list)
+    # The built-in plugins left for later (DEFERRED_UNTIL_IMPORTED): load_deferred.
+    deferred: list[str] = field(default_factory=list)
 
     @property
     def pm(self) -> pluggy.PluginManager:
@@ -183,9 +197,10 @@ def load_plugins(
         with ``@hookimpl`` functions, import paths, or :class:`Adapter` instances (each
         registered as a plugin of its own). A built-in given again is registered once.
     :param builtin: register the built-in adapters (False: only ``plugins``).
-    :param lazy: leave the entry points to a later :func:`load_entry_points` (the hub
-        reads them when it first meets an object or a name its other adapters do not
-        know, or when asked for every adapter).
+    :param lazy: leave the entry points to a later :func:`load_entry_points`, and the
+        built-in adapters of libraries not imported yet (``DEFERRED_UNTIL_IMPORTED``) to
+        a later :func:`load_deferred` (the hub loads them when it first meets an object
+        or a name its other adapters do not know, or when asked for every adapter).
     """
     given = [as_plugin(p) for p in plugins or ()]  # refused before anything is registered
     loaded = Loaded()
@@ -193,7 +208,13 @@ def load_plugins(
         # The built-in plugins alone (entry points later): imported, not yet registered
         # with pluggy, which is imported only when a manager is needed (Loaded.pm).
         for path in DEFAULT_PLUGINS if builtin else ():
-            _import_builtin(loaded, path)
+            library = DEFERRED_UNTIL_IMPORTED.get(path)
+            if library is not None and sys.modules.get(library) is None:
+                loaded.deferred.append(path)
+                # (listed in its place: Hub.plugins() loads it before listing)
+                loaded.infos[path] = PluginInfo(path, BUILTIN, "interchange-hub")
+            else:
+                _import_builtin(loaded, path)
         return loaded
     if builtin:
         for path in DEFAULT_PLUGINS:
@@ -206,6 +227,31 @@ def load_plugins(
         _load_entry_points(loaded)
     _check_pending(loaded)
     return loaded
+
+
+def load_deferred(loaded: Loaded) -> list[str]:
+    """Import the built-in plugins :func:`load_plugins` left for later (``lazy``) and add
+    them to ``loaded`` (to its manager, where it has one); return the names of those
+    loaded. All or nothing: interrupted, ``loaded`` is as it was."""
+    paths = loaded.deferred
+    builtins, infos, warnings = list(loaded.builtins), dict(loaded.infos), list(loaded.warnings)
+    manager = loaded.manager
+    try:
+        for path in paths:
+            if manager is None:
+                _import_builtin(loaded, path)
+            else:
+                _register(loaded, path, PluginInfo(path, BUILTIN, "interchange-hub"))
+    except BaseException:
+        if manager is not None:
+            for path in paths:
+                plugin = manager.get_plugin(path)
+                if plugin is not None:
+                    manager.unregister(plugin)
+        loaded.builtins, loaded.infos, loaded.warnings = builtins, infos, warnings
+        raise
+    loaded.deferred = []
+    return [path for path in paths if loaded.infos[path].loaded]
 
 
 def load_entry_points(loaded: Loaded) -> list[str]:

@@ -332,3 +332,177 @@ def test_an_interrupted_entry_point_load_is_read_again_on_the_next_need(
     # "slow" registers the boxes adapter too: its name is taken by then ("boxes" first).
     assert found[:4] == ["interrupted", True, True, True] and marker.exists()
     assert found[5] is True and found[6] == [1, 1]
+
+
+# -- built-in adapters of libraries not imported yet load on first need -----------------------
+DEFERRED_PROBE = """
+import json, sys, warnings
+warnings.simplefilter("ignore")
+import pyarrow as pa, polars as pl
+import interchange_hub as ih
+from interchange_hub.plugins import DEFERRED_UNTIL_IMPORTED
+hub = ih.default_hub()
+t = pa.table({"a": [1.0, 2.0]})
+ih.convert(t, to="polars")
+def present():
+    return sorted(p.rsplit("._", 1)[1] for p in DEFERRED_UNTIL_IMPORTED if p in sys.modules)
+before = [present(), sorted(l for l in DEFERRED_UNTIL_IMPORTED.values() if l in sys.modules)]
+try:
+    result = repr(NEED)
+except Exception as exc:
+    result = f"{type(exc).__name__}: {exc}"
+print(json.dumps({"before": before, "after": present(), "result": result,
+                  "names": [a.name for a in hub.adapters()],
+                  "plugins": [p.name for p in hub.plugins()]}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("need", "expect"),
+    [
+        ("(__import__('torch'), ih.convert(t, to='torch'))[1].shape", "torch.Size([2, 1])"),
+        ("ih.convert(__import__('torch').arange(3), to='numpy').tolist()", "[0, 1, 2]"),
+        ("ih.convert(__import__('nanoarrow').Array(t), to='pyarrow').num_rows", "2"),
+        ("ih.convert(t, to='cupy')", "MissingDependencyError: cupy is required"),
+        ("len(hub.adapters())", ""),
+    ],
+)
+def test_a_builtin_adapter_of_a_library_not_imported_loads_on_first_need(
+    need: str, expect: str
+) -> None:
+    """A first conversion between pyarrow and polars imports no adapter of torch,
+    nanoarrow or cupy (none of them is imported); a name, an object or a listing that
+    needs one loads them, in the places a full load gives them."""
+    data = _probe(ROOT, DEFERRED_PROBE.replace("NEED", need))
+    assert data["before"] == [[], []]
+    assert data["after"] == ["cupy", "nanoarrow", "torch"]
+    assert data["result"].startswith(expect)
+    assert data["plugins"][: len(DEFAULT_PLUGINS)] == list(DEFAULT_PLUGINS)
+    full = [a.name for a in ih.Hub(autoload=False).adapters()]
+    assert data["names"][: len(full)] == full
+
+
+@pytest.fixture
+def deferred_torch(monkeypatch: pytest.MonkeyPatch) -> ih.Hub:
+    """A hub that leaves the torch adapter for later, as if torch were not imported."""
+    from interchange_hub import plugins
+
+    path = "interchange_hub.adapters._torch"
+    monkeypatch.setitem(plugins.DEFERRED_UNTIL_IMPORTED, path, "a_library_never_imported")
+    hub = ih.Hub(autoload=False)
+    hub.convert(TABLE, to="polars")
+    assert hub.registry.adapters(load=False) and "torch" not in [
+        a.name for a in hub.registry.adapters(load=False)
+    ]
+    return hub
+
+
+def test_a_deferred_adapter_takes_its_place_and_its_routes(deferred_torch: ih.Hub) -> None:
+    full = ih.Hub(autoload=False)
+    table = pa.table({"x": [1.0, 2.0]})
+    plan = deferred_torch.plan(table, to="torch")  # the name loads the torch adapter
+    assert str(plan) == str(full.plan(table, to="torch"))
+    assert [a.name for a in deferred_torch.adapters()] == [a.name for a in full.adapters()]
+    edges = [(e.source, e.target, e.adapter, e.protocol) for e in deferred_torch.edges()]
+    assert edges == [(e.source, e.target, e.adapter, e.protocol) for e in full.edges()]
+    assert deferred_torch.registry.complete
+
+
+def test_an_interrupted_deferred_load_loads_again_on_the_next_need(
+    deferred_torch: ih.Hub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from interchange_hub import plugins
+
+    real = plugins._import_builtin
+
+    def interrupted(loaded: Any, path: str) -> None:
+        monkeypatch.setattr(plugins, "_import_builtin", real)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(plugins, "_import_builtin", interrupted)
+    table = pa.table({"x": [1.0, 2.0]})
+    with pytest.raises(KeyboardInterrupt):
+        deferred_torch.convert(table, to="torch")
+    assert not deferred_torch.registry.complete
+    assert deferred_torch.convert(table, to="torch").shape == (2, 1)
+    names = [a.name for a in deferred_torch.adapters()]
+    assert names == [a.name for a in ih.Hub(autoload=False).adapters()]
+
+
+def test_no_route_between_other_libraries_passes_through_a_deferred_adapter() -> None:
+    """Leaving nanoarrow's, torch's and cupy's adapters out changes no route between the
+    other built-in libraries: the plans of a hub without them are those of a hub with
+    every adapter (sources of ten kinds of table, their columns, and arrays, into each
+    target, with copy, dtype, device and strict asked)."""
+    import warnings
+
+    import numpy as np
+    import polars as pl
+
+    from interchange_hub.plugins import DEFERRED_UNTIL_IMPORTED
+
+    full = ih.Hub(autoload=False)
+    kept = [p for p in DEFAULT_PLUGINS if p not in DEFERRED_UNTIL_IMPORTED]
+    part = ih.Hub(autoload=False, builtin=False, plugins=kept)
+    n, rng = 50, np.random.default_rng(0)
+    tables = [
+        pa.table({k: rng.standard_normal(n) for k in "ab"}),
+        pa.table({"i": rng.integers(0, 9, n), "j": rng.integers(0, 9, n).astype("int32")}),
+        pa.table({"x": rng.standard_normal(n).astype("float32")}),
+        pa.table({"s": [str(i) for i in range(n)]}),
+        pa.table(
+            {
+                "i": np.arange(n),
+                "s": [str(i) for i in range(n)],
+                "b": np.arange(n) % 2 == 0,
+                "ts": pa.array(np.arange(n).astype("datetime64[us]")),
+            }
+        ),
+        pa.table(
+            {
+                "i": pa.array([None if i % 5 == 0 else i for i in range(n)]),
+                "f": pa.array([None if i % 7 == 0 else float(i) for i in range(n)]),
+            }
+        ),
+        pa.table({"l": [[i, i] for i in range(n)], "st": [{"a": i} for i in range(n)]}),
+        pa.table({"d": pa.array(["x", "y"] * (n // 2)).dictionary_encode()}),
+        pa.table({"b": np.arange(n) % 3 == 0}),
+        pa.concat_tables([pa.table({"a": np.arange(5.0)})] * 3),
+    ]
+    sources: list[object] = []
+    for table in tables:
+        frame = pl.from_arrow(table)
+        assert isinstance(frame, pl.DataFrame)
+        pandas = table.to_pandas()
+        sources += [table, table.column(0).combine_chunks(), frame, frame.to_series(0)]
+        sources += [pandas, pandas.iloc[:, 0]]
+    matrix = rng.standard_normal((n, 4))
+    sources += [matrix, np.asfortranarray(matrix), matrix[:, ::2], np.arange(n, dtype="int32")]
+    requests: list[dict[str, Any]] = [
+        {},
+        {"copy": True},
+        {"copy": False},
+        {"dtype": "float32"},
+        {"dtype": "float64"},
+        {"device": "cpu"},
+        {"strict": True},
+        {"copy": True, "dtype": "float32"},
+    ]
+
+    def route(hub: ih.Hub, obj: object, to: str, request: dict[str, Any]) -> tuple[object, ...]:
+        try:
+            plan = hub.plan(obj, to=to, **request)
+        except ih.InterchangeError as exc:
+            return (type(exc).__name__,)
+        return tuple((s.edge.source, s.edge.target, s.edge.adapter) for s in plan.steps)
+
+    planned = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for obj in sources:
+            for to in ("pyarrow", "polars", "pandas", "numpy"):
+                for request in requests:
+                    expected = route(full, obj, to, request)
+                    assert route(part, obj, to, request) == expected, (type(obj), to, request)
+                    planned += bool(expected) and not isinstance(expected[0], str)
+    assert planned > 900  # most of them are routes, not refusals

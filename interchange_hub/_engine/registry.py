@@ -13,7 +13,7 @@ from interchange_hub.adapter import PROTOCOL_NODES, Adapter, Edge
 from interchange_hub.errors import UnknownTargetError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from interchange_hub._core.info import Kind
 
@@ -43,8 +43,10 @@ class Registry:
     first need) iterates a table that does not change under it.
 
     ``more``: a function the registry calls when a lookup finds nothing, or a listing is
-    asked for, while adapters may still be missing (the entry points not read yet). It
-    adds them (or raises) and returns whether it did; the registry then looks again.
+    asked for, while adapters may still be missing (built-in adapters of libraries that
+    were not imported yet, entry points not read yet). Each call adds the next of them (or
+    raises) and returns whether it did; a lookup looks again after each, a listing calls
+    it until nothing is left.
     """
 
     def __init__(self) -> None:
@@ -57,9 +59,14 @@ class Registry:
         self.more: Callable[[], bool] | None = None
 
     def _load_more(self) -> bool:
-        """Add the adapters still missing; whether there were any to add."""
+        """Add the next adapters still missing; whether there were any to add."""
         more = self.more
         return more is not None and more()
+
+    def _load_all(self) -> None:
+        """Add every adapter still missing (for a listing)."""
+        while self._load_more():
+            pass
 
     @property
     def complete(self) -> bool:
@@ -110,20 +117,34 @@ class Registry:
         with self._lock:
             self._extra_edges = [*self._extra_edges, (edge, plugin)]
 
+    def order(self, plugins: Sequence[str]) -> None:
+        """Put the adapters and edges of ``plugins`` first, in that order (the others
+        after them, as they came): built-in adapters registered late keep the places a
+        load of every plugin at once gives them (listings, ownership, ties of routes)."""
+        rank = {name: i for i, name in enumerate(plugins)}
+        last = len(rank)
+        with self._lock:
+            records = sorted(self._records.items(), key=lambda r: rank.get(r[1].plugin, last))
+            self._records = dict(records)
+            self._extra_edges = sorted(self._extra_edges, key=lambda e: rank.get(e[1], last))
+            kinds = [k for _, r in records for k in r.adapter.devices]
+            self._device_kinds = tuple(dict.fromkeys([*kinds, *self._device_kinds]))
+            self._owner_cache = {}
+
     # -- queries --------------------------------------------------------------------------
     def adapters(self, *, load: bool = True) -> list[Adapter]:
         """Every adapter (``load=False``: those registered so far, entry points unread)."""
         if load:
-            self._load_more()
+            self._load_all()
         return [r.adapter for r in self._records.values()]
 
     def records(self) -> list[AdapterRecord]:
-        self._load_more()
+        self._load_all()
         return list(self._records.values())
 
     def get(self, name: str) -> Adapter | None:
         record = self._records.get(self._aliases.get(name, name))
-        if record is None and self._load_more():
+        while record is None and self._load_more():
             record = self._records.get(self._aliases.get(name, name))
         return record.adapter if record else None
 
@@ -131,7 +152,7 @@ class Registry:
         """All edges whose required modules are installed (``load=False``: of the
         adapters registered so far)."""
         if load:
-            self._load_more()
+            self._load_all()
         found = [e for r in self._records.values() for e in r.edges]
         found += [e for e, _ in self._extra_edges]
         return [e for e in found if all(installed(m) for m in e.requires)]
@@ -191,7 +212,7 @@ class Registry:
             self._owner_cache = {}
 
     def supported_types(self) -> list[str]:
-        self._load_more()
+        self._load_all()
         return [t for r in self._records.values() for t in r.adapter.types]
 
     def resolve_target(self, to: object) -> tuple[Adapter, Kind | None, type | None]:
@@ -204,7 +225,7 @@ class Registry:
             raise UnknownTargetError.for_name(to, self.names(), self._suggest(to))
         if isinstance(to, type):
             found = self._type_target(to)
-            if found is None and self._load_more():
+            while found is None and self._load_more():
                 found = self._type_target(to)
             if found is not None:
                 return found
@@ -217,7 +238,7 @@ class Registry:
                 tuple(owner.types) if owner else (),
             )
         if isinstance(to, ModuleType):
-            self._load_more()
+            self._load_all()
             adapter = self._module_adapter(to.__name__)
             if adapter is not None:
                 return adapter, None, None
@@ -238,7 +259,7 @@ class Registry:
 
     def names(self) -> list[str]:
         """The names ``to=`` takes (source-only adapters left out)."""
-        self._load_more()
+        self._load_all()
         return sorted(n for n, r in self._records.items() if not r.adapter.source_only)
 
     def _module_adapter(self, module: str) -> Adapter | None:
@@ -275,10 +296,10 @@ class Registry:
     @property
     def device_kinds(self) -> tuple[str, ...]:
         """The device kinds the registered adapters hold ("cpu", "cuda", ...)."""
-        self._load_more()
+        self._load_all()
         return self._device_kinds
 
     def holders(self, kind: str) -> list[str]:
         """The adapters whose objects can live on devices of ``kind`` ("cuda", ...)."""
-        self._load_more()
+        self._load_all()
         return [r.adapter.name for r in self._records.values() if kind in r.adapter.devices]

@@ -151,10 +151,13 @@ class Hub:
                 return True  # (look again)
             state = self._registry.snapshot()
             self._loading = threading.get_ident()
-            try:
-                added = load_deferred(loaded)
+
+            def collect_in_order(added: list[str]) -> None:
                 collect(loaded, self._registry, only=added)
                 self._registry.order(DEFAULT_PLUGINS)
+
+            try:
+                load_deferred(loaded, then=collect_in_order)
             except BaseException:
                 self._registry.restore(state)
                 raise
@@ -179,7 +182,7 @@ class Hub:
         with self._lock:
             loaded = self._loaded
             if not self._entry_points or loaded is None:  # another thread read them
-                return False
+                return True  # (look again)
             state = self._registry.snapshot()
             self._loading = threading.get_ident()
             try:

@@ -50,12 +50,13 @@ DEFAULT_PLUGINS = (
 
 # Built-in adapters that a conversion needs only once their library is in use: while it
 # is not imported, the hub leaves them unimported (a first conversion between other
-# libraries does not pay for them, 2-3 ms) and imports them on the first lookup that
-# finds nothing or the first listing (:func:`load_deferred`). No route between other
-# libraries passes through them (``tests/test_plugins.py`` compares every such route).
+# libraries does not pay for them) and imports them on the first lookup that finds
+# nothing, a device asked, or the first listing (:func:`load_deferred`). No route between
+# other libraries passes through them (``tests/test_plugins.py`` compares a thousand such
+# plans with and without them). torch's adapter is not one of them: numpy's temporal data
+# cast to a tensor dtype goes numpy -> torch -> numpy (its int64 ticks).
 DEFERRED_UNTIL_IMPORTED = {
     "interchange_hub.adapters._nanoarrow": "nanoarrow",
-    "interchange_hub.adapters._torch": "torch",
     "interchange_hub.adapters._cupy": "cupy",
 }
 
@@ -229,10 +230,12 @@ def load_plugins(
     return loaded
 
 
-def load_deferred(loaded: Loaded) -> list[str]:
+def load_deferred(loaded: Loaded, then: Callable[[list[str]], None] | None = None) -> list[str]:
     """Import the built-in plugins :func:`load_plugins` left for later (``lazy``) and add
-    them to ``loaded`` (to its manager, where it has one); return the names of those
-    loaded. All or nothing: interrupted, ``loaded`` is as it was."""
+    them to ``loaded`` (to its manager, where it has one); call ``then`` with the names of
+    those loaded (the hub collects them there) and return them. All or nothing: if
+    anything raises (``then`` too; Ctrl-C, say), ``loaded`` is as it was, and they are
+    left for later again."""
     paths = loaded.deferred
     builtins, infos, warnings = list(loaded.builtins), dict(loaded.infos), list(loaded.warnings)
     manager = loaded.manager
@@ -242,6 +245,12 @@ def load_deferred(loaded: Loaded) -> list[str]:
                 _import_builtin(loaded, path)
             else:
                 _register(loaded, path, PluginInfo(path, BUILTIN, "interchange-hub"))
+        added = [path for path in paths if loaded.infos[path].loaded]
+        # (in DEFAULT_PLUGINS' order: a manager built later registers them in it)
+        rank = {path: i for i, path in enumerate(DEFAULT_PLUGINS)}
+        loaded.builtins.sort(key=lambda item: rank.get(item[0], len(rank)))
+        if then is not None:
+            then(added)
     except BaseException:
         if manager is not None:
             for path in paths:
@@ -251,7 +260,7 @@ def load_deferred(loaded: Loaded) -> list[str]:
         loaded.builtins, loaded.infos, loaded.warnings = builtins, infos, warnings
         raise
     loaded.deferred = []
-    return [path for path in paths if loaded.infos[path].loaded]
+    return added
 
 
 def load_entry_points(loaded: Loaded) -> list[str]:

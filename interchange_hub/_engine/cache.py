@@ -53,11 +53,21 @@ class RouteCache:
         self.calls: Final[dict[CallKey, FastRoutes]] = {}
         self._routes: Final[dict[RouteKey, tuple[Edge, ...]]] = {}
         self._lock = threading.Lock()
+        # How many times the cache was cleared: a route planned while adapters were added
+        # (in another thread) is not kept past the clear that follows their addition.
+        self.generation = 0
 
     # -- by call ---------------------------------------------------------------------------
-    def remember_runs(self, call: CallKey, source: Adapter, obj: object, runs: Compiled) -> None:
+    def remember_runs(
+        self,
+        call: CallKey,
+        source: Adapter,
+        obj: object,
+        runs: Compiled,
+        generation: int | None = None,
+    ) -> None:
         """Keep ``runs`` (the compiled steps) for objects with ``obj``'s route key (none:
-        nothing is kept)."""
+        nothing is kept), unless the cache was cleared since ``generation``."""
         try:
             key = source.route_key(obj)
         except Exception:  # noqa: BLE001 - a plugin's broken key: plan every call instead
@@ -65,6 +75,8 @@ class RouteCache:
         if key is None:
             return
         with self._lock:
+            if generation is not None and generation != self.generation:
+                return
             fast = self.calls.get(call)
             if fast is None:
                 _make_room(self.calls, MAX_CALLS)
@@ -76,8 +88,14 @@ class RouteCache:
     def route(self, key: RouteKey) -> tuple[Edge, ...] | None:
         return self._routes.get(key)
 
-    def remember_route(self, key: RouteKey, edges: tuple[Edge, ...]) -> None:
+    def remember_route(
+        self, key: RouteKey, edges: tuple[Edge, ...], generation: int | None = None
+    ) -> None:
+        """Keep ``edges`` for ``key``, unless the cache was cleared since ``generation``
+        (the route was searched over adapters that have changed since)."""
         with self._lock:
+            if generation is not None and generation != self.generation:
+                return
             _make_room(self._routes, MAX_ROUTES)
             self._routes[key] = edges
 
@@ -85,6 +103,7 @@ class RouteCache:
     def clear(self) -> None:
         """Forget every route (after adapters or edges are registered)."""
         with self._lock:
+            self.generation += 1
             self.calls.clear()
             self._routes.clear()
 

@@ -88,6 +88,7 @@ class Planner:
         collection = self.collection(obj)
         if collection is not None:  # partition-wise, on the engine's workers
             return collection.convert(self.hub, to, Options(copy, device, strict, dtype))
+        generation = self._cache.generation  # (a plan made as adapters came in: not kept)
         plan, request, source = self._plan(obj, to, copy, device, strict, dtype)
         if plan.deferred:  # a stream of unknown schema: read it once, then plan for real
             if was_read:
@@ -111,9 +112,10 @@ class Planner:
         # a default device is not kept: the default (the current GPU) may change.
         if not (one_shot or (plan.device_moves and device is None)):
             if not plan.losses:
-                self._cache.remember_runs(call, source, obj, compiled)
+                self._cache.remember_runs(call, source, obj, compiled, generation)
             elif all(self.registry.losses_keyed(s.edge) for s in plan.steps if s.losses):
-                self._cache.remember_runs(call, source, obj, _warns_losses(compiled, plan))
+                warned = _warns_losses(compiled, plan)
+                self._cache.remember_runs(call, source, obj, warned, generation)
         return result
 
     def plan(
@@ -237,6 +239,7 @@ class Planner:
     ) -> tuple[Plan, list[tuple[str, Any]]]:
         """The plan to Arrow and the named columns; with ``remember``, the way is kept for
         objects of ``obj``'s route key (when it is lossless and ``obj`` can be read twice)."""
+        generation = self._cache.generation
         start, source = self.source(obj)
         info = self.describe(source, obj)
         if info.kind == Kind.TENSOR:
@@ -268,7 +271,7 @@ class Planner:
                 return named_columns(compiled(o))
 
             self._cache.remember_runs(
-                (type(obj), _COLUMNS, copy, None, False, None), source, obj, columns
+                (type(obj), _COLUMNS, copy, None, False, None), source, obj, columns, generation
             )
         return plan, named
 

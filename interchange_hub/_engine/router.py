@@ -128,28 +128,40 @@ class Router:
         self._passable_nodes: frozenset[str] | None = None
         self._consumed: weakref.WeakSet[Any] = weakref.WeakSet()
         self._lock = threading.Lock()
+        self._index_lock = threading.Lock()
+        self._generation = 0  # invalidations so far: an index built before one is not kept
 
     def invalidate(self) -> None:
         """Forget the edge index and the cached routes (after registering adapters)."""
-        self._by_source = None  # rebuilt on the next search (an assignment is atomic)
-        self._passable_nodes = None
+        with self._index_lock:
+            self._generation += 1
+            self._by_source = None  # rebuilt on the next search
+            self._passable_nodes = None
         self._cache.clear()
 
     def _index(self) -> dict[str, list[Edge]]:
         index = self._by_source
         if index is None:
+            generation = self._generation
             built: dict[str, list[Edge]] = defaultdict(list)
             for edge in self._registry.edges(load=False):
                 built[edge.source].append(edge)
-            index = self._by_source = dict(built)
+            index = dict(built)
+            with self._index_lock:  # kept only if no adapter came in while it was built
+                if generation == self._generation:
+                    self._by_source = index
         return index
 
     def _passable(self) -> frozenset[str]:
         """The nodes a route may pass through: the protocol nodes and the waypoints."""
         nodes = self._passable_nodes
         if nodes is None:
+            generation = self._generation
             waypoints = {a.name for a in self._registry.adapters(load=False) if a.waypoint}
-            nodes = self._passable_nodes = frozenset(PROTOCOL_NODES) | waypoints
+            nodes = frozenset(PROTOCOL_NODES) | waypoints
+            with self._index_lock:
+                if generation == self._generation:
+                    self._passable_nodes = nodes
         return nodes
 
     # -- planning -------------------------------------------------------------------------
@@ -171,8 +183,9 @@ class Router:
             steps = self._replay(cached, info, request)
             if steps is not None:
                 return self._finish(names, info, steps, request, source.is_one_shot(obj))
+        generation = self._cache.generation
         route = self._search(start, info, request, names)
-        self._cache.remember_route(key, tuple(s.edge for s in route.steps))
+        self._cache.remember_route(key, tuple(s.edge for s in route.steps), generation)
         return self._finish(names, info, route.steps, request, source.is_one_shot(obj))
 
     def _is_identity(self, obj: object, start: str, info: DataInfo, req: Request) -> bool:

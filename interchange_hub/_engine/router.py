@@ -129,26 +129,25 @@ class Router:
         self._consumed: weakref.WeakSet[Any] = weakref.WeakSet()
         self._lock = threading.Lock()
         self._index_lock = threading.Lock()
-        self._generation = 0  # invalidations so far: an index built before one is not kept
 
     def invalidate(self) -> None:
-        """Forget the edge index and the cached routes (after registering adapters)."""
+        """Forget the edge index and the cached routes (after registering adapters). The
+        cache's generation goes up first: an index built before then is not kept."""
+        self._cache.clear()
         with self._index_lock:
-            self._generation += 1
             self._by_source = None  # rebuilt on the next search
             self._passable_nodes = None
-        self._cache.clear()
 
     def _index(self) -> dict[str, list[Edge]]:
         index = self._by_source
         if index is None:
-            generation = self._generation
+            generation = self._cache.generation
             built: dict[str, list[Edge]] = defaultdict(list)
             for edge in self._registry.edges(load=False):
                 built[edge.source].append(edge)
             index = dict(built)
             with self._index_lock:  # kept only if no adapter came in while it was built
-                if generation == self._generation:
+                if generation == self._cache.generation:
                     self._by_source = index
         return index
 
@@ -156,11 +155,11 @@ class Router:
         """The nodes a route may pass through: the protocol nodes and the waypoints."""
         nodes = self._passable_nodes
         if nodes is None:
-            generation = self._generation
+            generation = self._cache.generation
             waypoints = {a.name for a in self._registry.adapters(load=False) if a.waypoint}
             nodes = frozenset(PROTOCOL_NODES) | waypoints
             with self._index_lock:
-                if generation == self._generation:
+                if generation == self._cache.generation:
                     self._passable_nodes = nodes
         return nodes
 

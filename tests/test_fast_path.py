@@ -1256,3 +1256,63 @@ def test_columns_cast_on_threads_are_the_table_cast(monkeypatch: pytest.MonkeyPa
     assert isinstance(frame, pl.DataFrame)
     out = ih.Hub(autoload=False).convert(frame, to="nanoarrow")
     assert pa.table(out).equals(frame.to_arrow(compat_level=pl.CompatLevel.oldest()))
+
+
+def test_strings_for_pandas_are_cast_at_once_and_give_the_same_frame(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Two or more string / string_view columns over PARALLEL_CAST_BYTES (0 here) are cast
+    # to large_string side by side before to_pandas, which would cast them one after the
+    # other: the same frame as pyarrow's own to_pandas, the casts counted.
+    import pandas as pd
+    from pandas.testing import assert_frame_equal
+
+    from interchange_hub import arrowkit
+    from interchange_hub.adapters import _pandas
+
+    monkeypatch.setattr(arrowkit, "PARALLEL_CAST_BYTES", 0)
+    cast: list[list[str]] = []
+    real = arrowkit.cast_columns
+
+    def counted(table: pa.Table, schema: pa.Schema) -> pa.Table:
+        cast.append([str(t) for t in schema.types])
+        return real(table, schema)
+
+    monkeypatch.setattr(arrowkit, "cast_columns", counted)
+    hub = ih.Hub(autoload=False)
+    table = pa.table(
+        {
+            "v": pa.array(["a", None, "a longer string than twelve"], pa.string_view()),
+            "i": pa.array([1, 2, 3]),
+            "s": pa.array(["x", "", None], pa.string()),
+            "l": pa.array(["p", "q", None], pa.large_string()),
+        }
+    )
+    out = hub.convert(table, to="pandas")
+    assert cast == [["large_string", "int64", "large_string", "large_string"]]
+    assert_frame_equal(out, table.to_pandas())
+    assert all(str(out[c].dtype) == "str" for c in "vsl")
+    frame = pl.from_arrow(table)
+    assert isinstance(frame, pl.DataFrame)
+    assert_frame_equal(hub.convert(frame, to="pandas"), frame.to_pandas())
+    assert len(cast) == 2
+    # One column to cast: nothing to do side by side, pandas casts it.
+    hub.convert(table.select(["v", "i", "l"]), to="pandas")
+    assert len(cast) == 2
+    # A table from pandas: its metadata may name another dtype for the strings (object,
+    # "string[python]"), which pyarrow's to_pandas honours; it is left as it is.
+    python = pd.DataFrame({"a": ["x", None], "b": ["y", "z"]}, dtype="string[python]")
+    back = pa.Table.from_pandas(python).cast(
+        pa.schema([("a", pa.string_view()), ("b", pa.string())]).with_metadata(
+            pa.Table.from_pandas(python).schema.metadata
+        )
+    )
+    assert_frame_equal(hub.convert(back, to="pandas"), back.to_pandas())
+    assert str(hub.convert(back, to="pandas")["a"].dtype) == "string"
+    assert len(cast) == 2
+    assert _pandas._default_string_storage() == "pyarrow"
+    # pandas' strings kept in Python objects: a cast to large_string first is no help.
+    with pd.option_context("mode.string_storage", "python"):
+        assert _pandas._default_string_storage() == "python"
+        assert_frame_equal(hub.convert(table, to="pandas"), table.to_pandas())
+    assert len(cast) == 2

@@ -885,7 +885,7 @@ def _to_frame(table: Any, copy: bool | None) -> Any:
         table = pa.table(
             [arrowkit.plain_layout(c) for c in table.columns], names=table.column_names
         )
-    table = _table_categories_ready(table)
+    table = _strings_cast_at_once(_table_categories_ready(table))
     if any(not col.num_chunks for col in table.columns):
         # A column of no chunks (an empty stream from nanoarrow gives them) aborts the
         # process in to_pandas for some types (list_view: "cannot construct ChunkedArray
@@ -936,6 +936,44 @@ def _to_frame(table: Any, copy: bool | None) -> Any:
         if pa.types.is_dictionary(col.type):
             frame.isetitem(i, _typed_categories(frame.iloc[:, i], col.type))
     return frame
+
+
+def _strings_cast_at_once(table: Any) -> Any:
+    """``table`` with its string and string_view columns cast to large_string on threads,
+    several at once (:func:`arrowkit.cast_columns`), where pandas would make them its
+    pyarrow-backed ``str`` dtype: ``StringDtype.__from_arrow__`` casts each to
+    large_string itself, one after the other inside ``to_pandas``, which then shares the
+    cast arrays as they are. The same frame, the casts side by side: a polars frame of two
+    string_view columns of 1,000,000 rows, 14.8 ms before, against 8.3 ms for polars' own
+    ``to_pandas`` (which exports large_string, cast on polars' threads).
+
+    Only for tables without pandas metadata (whose columns pyarrow may give another
+    dtype: ``object``, ``string[python]``), and only where pandas' default string dtype is
+    pyarrow-backed; below :data:`arrowkit.PARALLEL_CAST_BYTES`, ``cast_columns`` leaves
+    the casts to pandas (a table as it is)."""
+    pa = arrowkit.pa_module()
+    schema = table.schema
+    small = (pa.string(), pa.string_view())
+    where = [i for i, t in enumerate(schema.types) if t in small]
+    if len(where) < 2 or (schema.metadata and b"pandas" in schema.metadata):
+        return table
+    columns = table.columns
+    if sum(columns[i].nbytes for i in where) < arrowkit.PARALLEL_CAST_BYTES:
+        return table
+    if _default_string_storage() != "pyarrow":
+        return table
+    for i in where:
+        schema = schema.set(i, schema.field(i).with_type(pa.large_string()))
+    return arrowkit.cast_columns(table, schema)
+
+
+def _default_string_storage() -> str:
+    """The storage of pandas' default string dtype (pandas 3: ``StringDtype(na_value=nan)``,
+    the ``str`` dtype pyarrow's ``to_pandas`` gives strings), or "" where pandas keeps
+    strings as ``object`` (read on each call: pandas' options may change it)."""
+    pd = _pd()
+    dtype = pd.api.types.pandas_dtype("str")
+    return str(dtype.storage) if isinstance(dtype, pd.StringDtype) else ""
 
 
 def _unlisted(table: Any) -> Any:

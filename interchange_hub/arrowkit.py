@@ -643,8 +643,8 @@ PARALLEL_CAST_BYTES = 16 << 20
 def cast_columns(table: Any, schema: Any) -> Any:
     """``table.cast(schema)``, with the columns whose type changes cast on threads where
     there are several and :data:`PARALLEL_CAST_BYTES` or more of them (pyarrow casts a
-    table's columns one after the other, each releasing the GIL; as many threads as
-    ``pa.cpu_count()`` allows). Two string_view columns of 1,000,000 rows (50 MiB) to
+    table's columns one after the other, each releasing the GIL; the hub's pool of a
+    thread per core: ``_core.threads``). Two string_view columns of 1,000,000 rows (50 MiB) to
     large_string, medians of 15: 7.3-9.6 ms, against 13.8-14.2 one after the other;
     of 10,000,000: 68 against 117 ms (polars' own ``to_arrow(compat_level=oldest)``
     8.4 and 79 ms)."""
@@ -658,22 +658,16 @@ def cast_columns(table: Any, schema: Any) -> Any:
         for i, (old, new) in enumerate(zip(table.schema.types, schema.types, strict=True))
         if old != new or str(old) != str(new)
     ]
-    workers = min(len(changed), pa.cpu_count())
-    if workers < 2 or sum(columns[i].nbytes for i in changed) < PARALLEL_CAST_BYTES:
+    if len(changed) < 2 or sum(columns[i].nbytes for i in changed) < PARALLEL_CAST_BYTES:
         return table.cast(schema)
     if any(not f.nullable and c.null_count for f, c in zip(schema, columns, strict=True)):
         return table.cast(schema)  # (pyarrow's error)
-    from concurrent.futures import ThreadPoolExecutor
+    from interchange_hub._core.threads import side_by_side
 
     def cast(i: int) -> Any:
         return columns[i].cast(schema.field(i).type)
 
-    try:
-        with ThreadPoolExecutor(workers, thread_name_prefix="interchange_hub-cast") as pool:
-            cast_ones = list(pool.map(cast, changed))
-    except RuntimeError:  # no new threads at interpreter exit: one after the other
-        return table.cast(schema)
-    for i, column in zip(changed, cast_ones, strict=True):
+    for i, column in zip(changed, side_by_side(cast, changed), strict=True):
         columns[i] = column
     return pa.Table.from_arrays(columns, schema=schema)
 

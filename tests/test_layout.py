@@ -19,7 +19,7 @@ PACKAGE = ROOT / "interchange_hub"
 # above; inside a floor, imports may not go round in a circle. Names are relative to
 # ``interchange_hub``; "adapters.*" is every built-in adapter module.
 FLOORS: tuple[tuple[str, ...], ...] = (
-    ("errors", "_core.records", "_core.marks"),
+    ("errors", "_core.records", "_core.marks", "_core.threads"),
     ("_core.device", "_core.dtypes"),
     ("_core.info", "_core.protocols", "_core.deps"),
     ("_c.capsule", "_c.cuda"),

@@ -872,14 +872,24 @@ def _count_calls(m: pytest.MonkeyPatch, module: Any, name: str) -> list[object]:
 )
 @pytest.mark.parametrize("to", ["numpy", "torch"])
 @pytest.mark.parametrize("copy", [None, True])
+@pytest.mark.parametrize("written", ["stacked", "in place", "on threads"])
 def test_numeric_arrow_tables_with_nulls_reach_tensors_as_the_general_run_makes_them(
-    columns: dict[str, Any], to: str, copy: bool | None, monkeypatch: pytest.MonkeyPatch
+    columns: dict[str, Any],
+    to: str,
+    copy: bool | None,
+    written: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # The bound run of a numeric table with nulls (each column's to_numpy, stacked
-    # column-major) gives what the general arrow_to_tensor gives: dtype, values, order,
-    # the same warnings, and memory of its own.
+    # column-major; from FILL_FROM_ROWS rows, written into place, on threads from
+    # PARALLEL_FILL_BYTES) gives what the general arrow_to_tensor gives: dtype, values,
+    # order, the same warnings, and memory of its own.
     from interchange_hub._bridge import tensors
 
+    if written != "stacked":
+        monkeypatch.setattr(tensors, "FILL_FROM_ROWS", 0)
+        big = 0 if written == "on threads" else 1 << 62
+        monkeypatch.setattr(tensors, "PARALLEL_FILL_BYTES", big)
     table = pa.table(columns)
 
     def run(hub: ih.Hub) -> tuple[list[Any], list[str]]:
@@ -1316,3 +1326,82 @@ def test_strings_for_pandas_are_cast_at_once_and_give_the_same_frame(
         assert _pandas._default_string_storage() == "python"
         assert_frame_equal(hub.convert(table, to="pandas"), table.to_pandas())
     assert len(cast) == 2
+
+
+def _stacked_to_numpy(table: pa.Table) -> np.ndarray:
+    return np.column_stack([c.to_numpy() for c in table.columns])
+
+
+@pytest.mark.parametrize("threads", [False, True])
+def test_numeric_columns_written_in_place_are_the_stacked_to_numpy(
+    threads: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # filled_columns: every integer and float type, with nulls and without, at offsets
+    # inside a validity byte and past it, gives what stacking each column's to_numpy()
+    # gives (dtype by numpy's promotion, NaN where null, the values beneath too).
+    from interchange_hub._bridge import tensors
+
+    monkeypatch.setattr(tensors, "PARALLEL_FILL_BYTES", 0 if threads else 1 << 62)
+    rng = np.random.default_rng(7)
+    types = [pa.int8(), pa.uint16(), pa.int32(), pa.uint32(), pa.int64(), pa.uint64()]
+    types += [pa.float32(), pa.float64()]
+    rows = 203
+    for first, second in itertools.product(types, repeat=2):
+        for nulls in ((True, False), (False, True), (True, True), (False, False)):
+            cols = {}
+            for name, typ, holed in (("a", first, nulls[0]), ("b", second, nulls[1])):
+                values = rng.integers(0, 100, rows).astype(typ.to_pandas_dtype())
+                mask = rng.random(rows) < 0.2 if holed else None
+                cols[name] = pa.array(values, typ, mask=mask)
+            table = pa.table(cols)
+            for start in (0, 3, 8, 13):
+                part = table.slice(start, rows - start - 5)
+                chunks = [c.chunk(0) for c in part.columns]
+                made = tensors.filled_columns(chunks, part.num_rows)
+                expected = _stacked_to_numpy(part)
+                assert made.dtype == expected.dtype, (first, second, nulls)
+                assert made.flags.f_contiguous and made.shape == expected.shape
+                assert np.array_equal(made, expected, equal_nan=True), (first, second, start)
+
+
+def test_large_polars_frames_with_nulls_reach_numpy_as_polars_makes_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The fast path of polars frames with nulls: from FILL_FROM_ROWS rows (0 here), the
+    # frame's Arrow export written into place; the array polars' to_numpy gives, sliced
+    # frames and frames of several chunks (polars' own call) too, the losses warned.
+    from interchange_hub._bridge import tensors
+
+    monkeypatch.setattr(tensors, "FILL_FROM_ROWS", 0)
+    monkeypatch.setattr(tensors, "PARALLEL_FILL_BYTES", 0)
+    filled = _count_calls(monkeypatch, tensors, "filled_columns")
+    hub = ih.Hub(autoload=False)
+    frames = [
+        pl.DataFrame({"i": [1, None, 3, 4] * 50, "f": [0.5, 1.5, None, 2.5] * 50}),
+        pl.DataFrame(
+            {"i": pl.Series([1, None, 3, 4] * 50, dtype=pl.Int16), "j": [2**53 + 1, 2, 3, 4] * 50}
+        ).with_columns(f=pl.lit(1.0)),
+        pl.DataFrame({"i": [1, None, 3, 4] * 50, "j": [None, 2, 3, 4] * 50}),
+    ]
+    frames += [f.slice(3, 150) for f in frames]
+    for frame in frames:
+        plan = hub.plan(frame, to="numpy")
+        assert plan.steps[0].edge.adapter == "fastpath", plan
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = hub.convert(frame, to="numpy")
+        expected = frame.to_numpy()
+        assert out.dtype == expected.dtype == np.float64
+        assert np.array_equal(out, expected, equal_nan=True)
+        assert out.flags.writeable and hub.shared_bytes(out, frame) == 0
+        assert any(isinstance(w.message, ih.LossyConversionWarning) for w in caught)
+    assert len(filled) == len(frames)
+    chunked = pl.concat([frames[0], frames[0]], rechunk=False)
+    assert chunked.n_chunks() == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ih.LossyConversionWarning)
+        out = hub.convert(chunked, to="numpy")
+    assert np.array_equal(out, chunked.to_numpy(), equal_nan=True)
+    # (polars 2.1 exports it as one batch; a column of several chunks takes to_numpy)
+    one_batch = all(c.num_chunks == 1 for c in pa.table(chunked).columns)
+    assert len(filled) == len(frames) + one_batch

@@ -955,6 +955,15 @@ def test_numpy_to_polars_is_one_call_sharing_what_polars_shares(hub: ih.Hub) -> 
         frame.columns == [f"column_{i}" for i in range(4)]
         and list(frame.row(1)) == matrix[1].tolist()
     )
+    # A row-major array is copied column-major first (one pass), then shared by polars:
+    # the frame pl.from_numpy makes of it, a copy as planned; a single row (C- and
+    # F-contiguous at once) and int32 too.
+    for data in (rows, rows[:1], np.arange(12, dtype="int32").reshape(3, 4)):
+        plan = hub.plan(data, to="polars")
+        for _ in range(2):
+            out = hub.convert(data, to="polars")
+            assert out.equals(pl.from_numpy(data, orient="row"))
+            assert (hub.shared_bytes(out, data) > 0) == plan.zero_copy
     assert hub.convert(vector, to="polars").to_list() == vector.tolist()
     for other in (
         np.array([True, False]),

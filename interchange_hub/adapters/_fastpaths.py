@@ -626,11 +626,12 @@ def _numpy_to_polars_estimate(ctx: Context) -> Estimate:
     if info.layout == "F" or width == 1:
         return Estimate(out, why="pl.from_numpy shares the columns of a column-major array")
     reason = (
-        "a C-ordered 2-D tensor stores rows together; each column is gathered (a "
-        "Fortran-ordered array is zero-copy)"
+        "a C-ordered 2-D tensor stores rows together; it is copied column-major, whose "
+        "columns polars shares (a Fortran-ordered array is zero-copy)"
     )
     copies = tuple(Copy(c.name, c.nbytes, reason) for c in cols)
-    return Estimate(out, copies, why="pl.from_numpy gathers each column", copies_all=True)
+    why = "copied column-major (np.array(order='F')), then pl.from_numpy shares the columns"
+    return Estimate(out, copies, why=why, copies_all=True)
 
 
 _POLARS_NUMBERS = frozenset(
@@ -639,12 +640,22 @@ _POLARS_NUMBERS = frozenset(
 
 
 def _numpy_to_polars_bind(ctx: Context) -> Callable[[Any], Any]:
+    """``pl.Series`` of a 1-D array; ``pl.from_numpy`` of a 2-D one, which shares the
+    columns of a column-major array and gathers those of a row-major one a column at a
+    time (a strided pass over the whole array for each): the row-major array is copied
+    column-major first, in one pass (``np.array(order="F")``), whose columns polars then
+    shares. 4 float64 columns of 1,000,000 rows, interleaved runs: 8.3 ms against 8.9;
+    of 10,000 rows 296 us against 400."""
     pl = require("polars")
-    if len(ctx.info.shape) == 1:
+    info = ctx.info
+    if len(info.shape) == 1:
         series = pl.Series
         return lambda value: series("", value)
     from_numpy = pl.from_numpy
-    return lambda value: from_numpy(value, orient="row")
+    if info.layout == "F" or info.shape[1] == 1:
+        return lambda value: from_numpy(value, orient="row")
+    array = require("numpy").array
+    return lambda value: from_numpy(array(value, order="F"), orient="row")
 
 
 def _numpy_to_polars(value: Any, ctx: Context) -> Any:

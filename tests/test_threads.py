@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+import interchange_hub as ih
 from interchange_hub._core import threads
 
 
@@ -84,3 +85,19 @@ def test_a_forked_child_makes_a_pool_of_its_own() -> None:
         [sys.executable, "-c", code], check=False, timeout=60, capture_output=True
     )
     assert done.returncode == 0, done.stderr.decode()
+
+
+def test_the_environment_caps_the_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    cores = threads.workers()
+    monkeypatch.setenv(threads.THREADS_ENV, "1")
+    assert threads.workers() == 1
+    here = threading.get_ident()
+    assert threads.side_by_side(lambda i: threading.get_ident(), [0, 1]) == [here, here]
+    monkeypatch.setenv(threads.THREADS_ENV, " 2 ")
+    assert threads.workers() == min(cores, 2)
+    for bad in ("0", "-1", "two", "1.5"):
+        monkeypatch.setenv(threads.THREADS_ENV, bad)
+        with pytest.raises(ih.InvalidOptionError, match="INTERCHANGE_HUB_THREADS"):
+            threads.workers()
+    monkeypatch.setenv(threads.THREADS_ENV, "")
+    assert threads.workers() == cores

@@ -12,6 +12,8 @@ import os
 import threading
 from typing import TYPE_CHECKING, TypeVar
 
+from interchange_hub.errors import InvalidOptionError
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from concurrent.futures import ThreadPoolExecutor
@@ -25,13 +27,28 @@ _pool: tuple[int, ThreadPoolExecutor] | None = None
 _lock = threading.Lock()
 
 
+# The environment variable that caps the threads (1: none besides the caller's).
+THREADS_ENV = "INTERCHANGE_HUB_THREADS"
+
+
 def workers() -> int:
     """How many items :func:`side_by_side` works on at once: the cores this process may
-    run on (its CPU affinity where the OS says), at most 32."""
+    run on (its CPU affinity where the OS says), at most 32, at most
+    ``$INTERCHANGE_HUB_THREADS`` where that is set to a positive number (1: everything
+    one item after the other, on the calling thread)."""
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # macOS, Windows
         cores = os.cpu_count() or 1
+    cap = os.environ.get(THREADS_ENV, "").strip()
+    if cap:
+        most = int(cap) if cap.isdigit() else 0
+        if most < 1:
+            raise InvalidOptionError(
+                f"{THREADS_ENV}={cap!r}: set it to the most threads the hub may use at once, "
+                "a positive whole number (1: none besides the calling thread), or unset it"
+            )
+        cores = min(cores, most)
     return max(1, min(cores, 32))
 
 

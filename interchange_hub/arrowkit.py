@@ -660,6 +660,8 @@ def cast_columns(table: Any, schema: Any) -> Any:
     ]
     if len(changed) < 2 or sum(columns[i].nbytes for i in changed) < PARALLEL_CAST_BYTES:
         return table.cast(schema)
+    if pa.cpu_count() < 2:  # (pa.set_cpu_count(1): pyarrow's own limit, kept)
+        return table.cast(schema)
     if any(not f.nullable and c.null_count for f, c in zip(schema, columns, strict=True)):
         return table.cast(schema)  # (pyarrow's error)
     from interchange_hub._core.threads import side_by_side

@@ -713,12 +713,7 @@ def filled_columns(chunks: list[Any], rows: int) -> Any:
         values = np.frombuffer(data, dtype, count=rows, offset=offset * dtype.itemsize)
         np.copyto(column, values, casting="unsafe")
         if validity is not None and chunk.null_count:
-            skip = offset % 8
-            bits = np.frombuffer(
-                validity, np.uint8, count=(skip + rows + 7) // 8, offset=offset // 8
-            )
-            nulls = np.unpackbits(~bits, count=skip + rows, bitorder="little")[skip:]
-            np.copyto(column, np.nan, where=nulls.view(np.bool_))
+            np.copyto(column, np.nan, where=null_mask(chunk))
 
     if out.nbytes >= PARALLEL_FILL_BYTES:
         from interchange_hub._core.threads import side_by_side
@@ -728,6 +723,19 @@ def filled_columns(chunks: list[Any], rows: int) -> Any:
         for i in range(len(chunks)):
             fill(i)
     return out
+
+
+def null_mask(chunk: Any) -> Any:
+    """Where an Arrow array (one chunk, with a validity bitmap) holds nulls: a new numpy
+    bool array, a byte a row, unpacked from the bitmap at the array's offset and inverted
+    a byte per eight rows before unpacking."""
+    np = np_module()
+    rows, offset = len(chunk), chunk.offset
+    skip = offset % 8
+    bits = np.frombuffer(
+        chunk.buffers()[0], np.uint8, count=(skip + rows + 7) // 8, offset=offset // 8
+    )
+    return np.unpackbits(~bits, count=skip + rows, bitorder="little")[skip:].view(np.bool_)
 
 
 def _drop_validity(data: Any, names: set[str]) -> Any:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
 from interchange_hub._bridge.cow import share_on_write
-from interchange_hub._bridge.tensors import ndarray_buffers, np_module
+from interchange_hub._bridge.tensors import ndarray_buffers, np_module, null_mask
 from interchange_hub._core.deps import require
 from interchange_hub._core.dtypes import (
     is_float,
@@ -1255,10 +1255,7 @@ def _chunk_masked(np: Any, dtype: Any, chunk: Any) -> tuple[Any, Any]:
     values = np.frombuffer(data, dtype, count=rows, offset=offset * dtype.itemsize)
     if validity is None or not chunk.null_count:
         return values, np.zeros(rows, np.bool_)
-    skip = offset % 8
-    bits = np.frombuffer(validity, np.uint8, count=(skip + rows + 7) // 8, offset=offset // 8)
-    nulls = np.unpackbits(~bits, count=skip + rows, bitorder="little")[skip:]
-    return values, nulls.view(np.bool_)
+    return values, null_mask(chunk)
 
 
 @cache

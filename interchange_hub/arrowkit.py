@@ -596,16 +596,29 @@ def decode_dictionary(col: Any) -> Any:
 def decode_runs(arr: Any) -> Any:
     """A run-end encoded Array decoded to its values, one per row (a copy). pyarrow 26
     decodes no string or binary views: those runs are decoded as large strings (or
-    binaries) and made views again."""
+    binaries) and made views again. pyarrow 25 and older decode no runs of nested values
+    (a struct of lists, say): their rows are taken from the values instead."""
     pa = pa_module()
     pc = require("pyarrow.compute")
     typ = arr.type.value_type
     large = large_views(pa, typ)
-    if large == typ:
-        return pc.run_end_decode(arr)
-    # run_ends and values are the whole children: the array's offset selects its rows
-    runs = pa.RunEndEncodedArray.from_arrays(arr.run_ends, arr.values.cast(large))
-    return pc.run_end_decode(runs.slice(arr.offset, len(arr))).cast(typ)
+    if large != typ:
+        # run_ends and values are the whole children: the array's offset selects its rows
+        runs = pa.RunEndEncodedArray.from_arrays(arr.run_ends, arr.values.cast(large))
+        arr = runs.slice(arr.offset, len(arr))
+    try:
+        decoded = pc.run_end_decode(arr)
+    except pa.ArrowNotImplementedError:
+        decoded = arr.values.take(_run_of_each_row(pa, pc, arr))
+    return decoded if large == typ else decoded.cast(typ)
+
+
+def _run_of_each_row(pa: Any, pc: Any, arr: Any) -> Any:
+    """The index into ``arr.values`` of each row of a run-end encoded Array: the runs'
+    numbers, run-end encoded as ``arr`` is and decoded (int64 runs decode everywhere)."""
+    numbers = pa.array(range(len(arr.values)), pa.int64())
+    runs = pa.RunEndEncodedArray.from_arrays(arr.run_ends, numbers)
+    return pc.run_end_decode(runs.slice(arr.offset, len(arr)))
 
 
 def without_views(data: Any) -> Any:

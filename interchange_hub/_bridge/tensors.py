@@ -792,6 +792,7 @@ def column_to_ndarray(col: Any, dlpack_only: bool) -> Any:
         return col.to_numpy(zero_copy_only=False).astype("datetime64[D]")
     if (
         pa.types.is_nested(typ)
+        or pa.types.is_run_end_encoded(typ)  # nested from pyarrow 26 on, not before
         or pa.types.is_dictionary(typ)
         or isinstance(typ, pa.BaseExtensionType)
     ):

@@ -265,12 +265,17 @@ def _pandas_to_numpy_bind(ctx: Context) -> Callable[[Any], Any]:
         # objects otherwise; numpy-backed ones give it anyway.
         return lambda value: value.to_numpy(dtype=to)
 
+    np = tensors.np_module()
+
     def checked(value: Any) -> Any:
         # a view of the block's row (iloc builds a Series: 20x slower)
         column = getattr(value, "_get_column_array", None)
         ranges = []
         for i, col in wide:
             values = column(i) if column is not None else value.iloc[:, i].to_numpy()
+            if not isinstance(values, np.ndarray):
+                # an extension array (int64[pyarrow]), which has no min() before pandas 3.1
+                values = values.to_numpy()
             if len(values):
                 ranges.append((col, int(values.min()), int(values.max())))
         report_losses(_beyond_float64(ranges), target, strict)

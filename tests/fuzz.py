@@ -64,6 +64,7 @@ import pyarrow as pa
 import torch
 
 import interchange_hub as ih
+from interchange_hub import arrowkit
 
 DEFAULT_SEED = 20240611
 MAX_SHOWN = 2000  # characters of a value listing shown in a failure
@@ -301,9 +302,7 @@ def as_chunked(col: pa.Array | pa.ChunkedArray) -> pa.ChunkedArray:
 
 
 def struct_table(col: pa.ChunkedArray) -> pa.Table:
-    if not col.num_chunks:
-        return pa.schema(list(col.type)).empty_table()
-    return pa.Table.from_struct_array(col)
+    return arrowkit.struct_table(col)  # also without chunks, which pyarrow 25 refuses
 
 
 def source_view(hub: ih.Hub, src: Any, how: str, kind: str, table: pa.Table) -> Any:
@@ -542,7 +541,9 @@ def library_of(hub: ih.Hub, to: object) -> str:
     raise AssertionError(f"no library offers {to}")
 
 
-TENSOR_LIBRARIES = ("numpy", "torch", "jax")
+# cupy is a target only where a GPU is (names come from the hub's adapters): its results are
+# read back with ndarray.get(), its own copy to the host.
+TENSOR_LIBRARIES = ("numpy", "torch", "jax", "cupy")
 try:  # jax keeps 64-bit data only with x64 on (its default narrows it, with a warning);
     import jax  # run_cases turns it on for the fuzz run (not at import: other tests share it)
 except ImportError:
@@ -891,6 +892,8 @@ def tensor_values(obj: Any) -> np.ndarray:
         if t.dtype == torch.bfloat16:
             t = t.float()
         return np.array(t.numpy(), copy=True)
+    if type(obj).__module__.startswith("cupy") and hasattr(obj, "get"):
+        return np.array(obj.get(), copy=True)  # a cupy.ndarray: its own copy to the host
     if jax is not None and isinstance(obj, jax.Array):
         arr = np.asarray(obj)
         return np.array(arr.astype(np.float32) if arr.dtype.name == "bfloat16" else arr, copy=True)
@@ -922,7 +925,9 @@ def tensor_case(hub: ih.Hub, seed: int, number: int, names: list[str], types: li
     rng = np.random.default_rng([seed, number, 1])
     src, expected, desc = random_tensor(r, rng)
     roll = r.random()
-    to: object = r.choice(TENSOR_TARGETS) if roll < 0.75 else r.choice(names)
+    # jax's adapter is a plugin: a machine with jax but not the plugin (the GPU image) has none
+    targets = [t for t in TENSOR_TARGETS if t in names]
+    to: object = r.choice(targets) if roll < 0.75 else r.choice(names)
     if roll > 0.9:
         to = r.choice(types)
     copy = r.choice([None, None, True, False])

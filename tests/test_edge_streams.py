@@ -23,6 +23,7 @@ import pyarrow as pa
 import pytest
 
 import interchange_hub as ih
+from interchange_hub import arrowkit
 
 
 def _table(typ: pa.DataType) -> pa.Table:
@@ -93,7 +94,7 @@ def _as_table(out: Any) -> pa.Table:
     if isinstance(out, pd.DataFrame):
         return pa.Table.from_pandas(out, preserve_index=False)
     if isinstance(out, (na.Array, na.ArrayStream)):
-        return pa.Table.from_struct_array(pa.chunked_array(out))
+        return arrowkit.struct_table(pa.chunked_array(out))
     assert isinstance(out, pa.Table)
     return out
 

@@ -1277,12 +1277,46 @@ def test_columns_cast_on_threads_are_the_table_cast(monkeypatch: pytest.MonkeyPa
     assert pa.table(out).equals(frame.to_arrow(compat_level=pl.CompatLevel.oldest()))
 
 
+def test_columns_are_cast_in_slices_of_rows_with_the_table_casts_values(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # cast_columns casts slices of rows side by side (the scratch memory of a string cast
+    # stays small): chunks at offsets, empty chunks, nulls and one long column give the
+    # values and types of pyarrow's own cast, in chunks of at most the slice's rows.
+    from interchange_hub import arrowkit
+
+    monkeypatch.setattr(arrowkit, "PARALLEL_CAST_BYTES", 0)
+    slice_rows = arrowkit._cast_slice_rows
+    monkeypatch.setattr(arrowkit, "_cast_slice_rows", lambda nbytes, threads: 7)
+    words = [None if i % 5 == 0 else f"word {i} " * (i % 4) for i in range(40)]
+    long = pa.chunked_array(
+        [
+            pa.array(words, pa.string_view()).slice(3, 30),
+            pa.array([], pa.string_view()),
+            pa.array(words[:9], pa.string_view()),
+        ]
+    )
+    table = pa.table({"s": long, "n": pa.chunked_array([pa.array(range(39))])})
+    target = pa.schema([("s", pa.large_string()), ("n", pa.int64())])
+    made = arrowkit.cast_columns(table, target)
+    assert made.equals(table.cast(target)) and made.schema == target
+    assert made.column("s").to_pylist() == words[3:33] + words[:9]
+    assert [len(c) for c in made.column("s").chunks] == [7, 7, 7, 7, 2, 7, 2]
+    assert made.column("n").num_chunks == 1  # not cast: as it was
+    one = pa.table({"s": long})  # one column alone is cast in slices too
+    assert arrowkit.cast_columns(one, target.remove(1)).column(0).num_chunks == 7
+    # The slice: scratch of 8 bytes a row on each thread held to 5% of the columns' bytes.
+    assert slice_rows(0, 2) == 1 << 14
+    assert slice_rows(10**12, 2) == 1 << 18
+    assert slice_rows(160 * 2 * 50_000, 2) == 50_000
+
+
 def test_strings_for_pandas_are_cast_at_once_and_give_the_same_frame(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # Two or more string / string_view columns over PARALLEL_CAST_BYTES (0 here) are cast
-    # to large_string side by side before to_pandas, which would cast them one after the
-    # other: the same frame as pyarrow's own to_pandas, the casts counted.
+    # string / string_view columns over PARALLEL_CAST_BYTES (0 here) are cast to
+    # large_string in slices of rows on threads before to_pandas, which would cast each
+    # whole column itself: the same frame as pyarrow's own to_pandas, the casts counted.
     import pandas as pd
     from pandas.testing import assert_frame_equal
 
@@ -1319,9 +1353,12 @@ def test_strings_for_pandas_are_cast_at_once_and_give_the_same_frame(
     assert isinstance(frame, pl.DataFrame)
     assert_frame_equal(hub.convert(frame, to="pandas"), frame.to_pandas())
     assert len(cast) == 2
-    # One column to cast: nothing to do side by side, pandas casts it.
-    hub.convert(table.select(["v", "i", "l"]), to="pandas")
-    assert len(cast) == 2
+    # One column to cast: cast in slices of rows too.
+    assert_frame_equal(
+        hub.convert(table.select(["v", "i", "l"]), to="pandas"),
+        table.select(["v", "i", "l"]).to_pandas(),
+    )
+    assert len(cast) == 3 and cast[2] == ["large_string", "int64", "large_string"]
     # A table from pandas: its metadata may name another dtype for the strings (object,
     # "string[python]"), which pyarrow's to_pandas honours; it is left as it is.
     python = pd.DataFrame({"a": ["x", None], "b": ["y", "z"]}, dtype="string[python]")
@@ -1332,13 +1369,13 @@ def test_strings_for_pandas_are_cast_at_once_and_give_the_same_frame(
     )
     assert_frame_equal(hub.convert(back, to="pandas"), back.to_pandas())
     assert str(hub.convert(back, to="pandas")["a"].dtype) == "string"
-    assert len(cast) == 2
+    assert len(cast) == 3
     assert _pandas._default_string_storage() == "pyarrow"
     # pandas' strings kept in Python objects: a cast to large_string first is no help.
     with pd.option_context("mode.string_storage", "python"):
         assert _pandas._default_string_storage() == "python"
         assert_frame_equal(hub.convert(table, to="pandas"), table.to_pandas())
-    assert len(cast) == 2
+    assert len(cast) == 3
 
 
 def _stacked_to_numpy(table: pa.Table) -> np.ndarray:

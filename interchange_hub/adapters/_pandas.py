@@ -940,12 +940,13 @@ def _to_frame(table: Any, copy: bool | None) -> Any:
 
 def _strings_cast_at_once(table: Any) -> Any:
     """``table`` with its string and string_view columns cast to large_string on threads,
-    several at once (:func:`arrowkit.cast_columns`), where pandas would make them its
+    in slices of rows (:func:`arrowkit.cast_columns`), where pandas would make them its
     pyarrow-backed ``str`` dtype: ``StringDtype.__from_arrow__`` casts each to
-    large_string itself, one after the other inside ``to_pandas``, which then shares the
-    cast arrays as they are. The same frame, the casts side by side: a polars frame of two
-    string_view columns of 1,000,000 rows, 14.8 ms before, against 8.3 ms for polars' own
-    ``to_pandas`` (which exports large_string, cast on polars' threads).
+    large_string itself, one after the other inside ``to_pandas`` (a whole column at once:
+    its scratch memory is as large as the result's offsets), which then shares the cast
+    arrays as they are. The same frame, in more chunks, the casts side by side: a polars
+    frame of two string_view columns of 1,000,000 rows, 14.8 ms before, against 8.3 ms
+    for polars' own ``to_pandas`` (which exports large_string, cast on polars' threads).
 
     Only for tables without pandas metadata (whose columns pyarrow may give another
     dtype: ``object``, ``string[python]``), and only where pandas' default string dtype is
@@ -955,7 +956,7 @@ def _strings_cast_at_once(table: Any) -> Any:
     schema = table.schema
     small = (pa.string(), pa.string_view())
     where = [i for i, t in enumerate(schema.types) if t in small]
-    if len(where) < 2 or (schema.metadata and b"pandas" in schema.metadata):
+    if not where or (schema.metadata and b"pandas" in schema.metadata):
         return table
     columns = table.columns
     if sum(columns[i].nbytes for i in where) < arrowkit.PARALLEL_CAST_BYTES:

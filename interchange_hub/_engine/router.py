@@ -402,6 +402,11 @@ def _estimate(edge: Edge, ctx: Context) -> Estimate:
             f"its estimate returned {type(est).__name__}, not an Estimate (a bug of adapter "
             f"{edge.adapter!r}; the edge is left out)"
         )
+    if est.copies_all and est.out.alignment and est.out.alignment == ctx.info.alignment:
+        # New memory keeps no measured alignment of the data it was made from (an
+        # estimate's info.but(...) carries it over): unknown, unless the step says which
+        # (tensors.estimate_to_tensor: 64, from a table, whose alignment is never measured).
+        est = replace(est, out=est.out.but(alignment=0))
     return est
 
 

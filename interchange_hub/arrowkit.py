@@ -616,7 +616,7 @@ def decode_runs(arr: Any) -> Any:
 def _run_of_each_row(pa: Any, pc: Any, arr: Any) -> Any:
     """The index into ``arr.values`` of each row of a run-end encoded Array: the runs'
     numbers, run-end encoded as ``arr`` is and decoded (int64 runs decode everywhere)."""
-    numbers = pa.array(range(len(arr.values)), pa.int64())
+    numbers = pa.array(require("numpy").arange(len(arr.values), dtype="int64"))
     runs = pa.RunEndEncodedArray.from_arrays(arr.run_ends, numbers)
     return pc.run_end_decode(runs.slice(arr.offset, len(arr)))
 
@@ -657,7 +657,8 @@ def cast_columns(table: Any, schema: Any) -> Any:
     """``table.cast(schema)``, with the columns whose type changes cast on threads where
     they hold :data:`PARALLEL_CAST_BYTES` or more (pyarrow casts a table's columns one
     after the other, each releasing the GIL; the hub's pool of a thread per core:
-    ``_core.threads``), in slices of rows (:func:`_cast_slice_rows`), so that one long
+    ``_core.threads``), flat columns in slices of rows (:func:`_cast_slice_rows`;
+    dictionaries and nested columns whole, :func:`_sliceable`), so that one long
     column is cast on every thread too and the casts' scratch memory stays small: a cast
     of string_view to large_string makes its offsets twice (the result's and as much
     again, freed at its end), so whole columns cast side by side held a peak of 1.57x the
@@ -686,23 +687,35 @@ def cast_columns(table: Any, schema: Any) -> Any:
     from interchange_hub._core.threads import side_by_side, workers
 
     step = _cast_slice_rows(nbytes, workers())
-    parts = [
-        (i, chunk, start)
-        for i in changed
-        for chunk in columns[i].chunks
-        for start in range(0, len(chunk), step)
-    ]
+    parts: list[tuple[int, Any, int, int]] = []  # (column, chunk, first row, rows)
+    for i in changed:
+        for chunk in columns[i].chunks:
+            rows = step if _sliceable(pa, chunk.type) else max(len(chunk), 1)
+            parts += [(i, chunk, start, rows) for start in range(0, len(chunk), rows)]
 
-    def cast(part: tuple[int, Any, int]) -> Any:
-        i, chunk, start = part
-        return chunk.slice(start, step).cast(schema.field(i).type)
+    def cast(part: tuple[int, Any, int, int]) -> Any:
+        i, chunk, start, rows = part
+        return chunk.slice(start, rows).cast(schema.field(i).type)
 
     pieces: dict[int, list[Any]] = {i: [] for i in changed}
-    for (i, _, _), piece in zip(parts, side_by_side(cast, parts), strict=True):
+    for (i, _, _, _), piece in zip(parts, side_by_side(cast, parts), strict=True):
         pieces[i].append(piece)
     for i in changed:
         columns[i] = pa.chunked_array(pieces[i], type=schema.field(i).type)
     return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _sliceable(pa: Any, typ: Any) -> bool:
+    """Whether :func:`cast_columns` casts slices of a column of ``typ``: flat types only.
+    A slice of a dictionary array casts its whole dictionary, and one of a list array the
+    rest of its child from the slice's first offset on (each piece would keep it)."""
+    t = pa.types
+    return not (
+        t.is_nested(typ)
+        or t.is_dictionary(typ)
+        or t.is_run_end_encoded(typ)
+        or isinstance(typ, pa.BaseExtensionType)
+    )
 
 
 def _cast_slice_rows(nbytes: int, threads: int) -> int:

@@ -47,6 +47,15 @@ def test_a_table_becomes_a_tensor_at_a_64_byte_boundary(rows: int, make: object)
         assert hub.shared_bytes(out, table) == 0
 
 
+def test_new_matrix_is_aligned_from_64_kib_and_numpys_own_below() -> None:
+    big = tensors.new_matrix(4096, 2, np.dtype("f8"))  # 64 KiB
+    assert big.ctypes.data % 64 == 0 and big.flags.f_contiguous and not big.flags.owndata
+    small = tensors.new_matrix(4095, 2, np.dtype("f8"))
+    assert small.flags.owndata and small.flags.f_contiguous
+    objects = tensors.new_matrix(10_000, 2, np.dtype(object))  # (never planned: no view)
+    assert objects.shape == (10_000, 2) and objects.dtype == object
+
+
 def test_aligned_empty_is_new_column_major_memory_at_64_bytes() -> None:
     for rows, cols, dtype in [(0, 3, "f8"), (1, 1, "i1"), (5, 3, "f4"), (1000, 4, "u2")]:
         a = tensors.aligned_empty((rows, cols), np.dtype(dtype))

@@ -1305,6 +1305,23 @@ def test_columns_are_cast_in_slices_of_rows_with_the_table_casts_values(
     assert made.column("n").num_chunks == 1  # not cast: as it was
     one = pa.table({"s": long})  # one column alone is cast in slices too
     assert arrowkit.cast_columns(one, target.remove(1)).column(0).num_chunks == 7
+    # Dictionaries and lists whole: a slice would cast the whole dictionary, or the rest
+    # of the list's child, each time (found in review).
+    nested = pa.table(
+        {
+            "d": pa.array(words[:39], pa.string_view()).dictionary_encode(),
+            "l": pa.array([[w] for w in words[:39]], pa.list_(pa.string_view())),
+        }
+    )
+    onto = pa.schema(
+        [
+            ("d", pa.dictionary(pa.int32(), pa.large_string())),
+            ("l", pa.list_(pa.large_string())),
+        ]
+    )
+    made = arrowkit.cast_columns(nested, onto)
+    assert made.equals(nested.cast(onto))
+    assert [c.num_chunks for c in made.columns] == [1, 1]
     # The slice: scratch of 8 bytes a row on each thread held to 5% of the columns' bytes.
     assert slice_rows(0, 2) == 1 << 14
     assert slice_rows(10**12, 2) == 1 << 18

@@ -852,7 +852,7 @@ def new_matrix(rows: int, columns: int, dtype: Any) -> Any:
     :data:`ALIGN_FROM_BYTES` (:func:`aligned_empty`), numpy's own below."""
     np = np_module()
     dtype = np.dtype(dtype)
-    if rows * columns * dtype.itemsize >= ALIGN_FROM_BYTES:
+    if rows * columns * dtype.itemsize >= ALIGN_FROM_BYTES and not dtype.hasobject:
         return aligned_empty((rows, columns), dtype)
     return np.empty((rows, columns), dtype, order="F")
 
@@ -866,7 +866,7 @@ def aligned_empty(shape: tuple[int, int], dtype: Any) -> Any:
     dtype = np.dtype(dtype)
     nbytes = shape[0] * shape[1] * dtype.itemsize
     base = np.empty(nbytes + ALIGNMENT, np.uint8)
-    start = -base.__array_interface__["data"][0] % ALIGNMENT  # (ctypes.data: 1 us more)
+    start = -base.__array_interface__["data"][0] % ALIGNMENT
     flat = base[start : start + nbytes].view(dtype)
     return flat.reshape(shape, order="F")
 

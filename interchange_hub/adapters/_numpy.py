@@ -157,7 +157,11 @@ def _import(value: Any, ctx: Context) -> Any:
     arr = value if isinstance(value, np.ndarray) else np.from_dlpack(value)
     if ctx.copy and not ctx.fresh:
         return np.array(arr, copy=True)
-    return tensors.writable_copy(arr) if ctx.copy else arr
+    if ctx.copy and not arr.flags.writeable:  # new memory (fresh), but read-only
+        return np.array(arr, copy=True)
+    # (not writable_copy: the hub's new memory may be a view of its own buffer, a
+    # tensors.new_matrix, which owns none itself)
+    return arr
 
 
 def _to_arrow_estimate(ctx: Context) -> Estimate:

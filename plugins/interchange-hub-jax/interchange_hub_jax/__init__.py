@@ -414,7 +414,10 @@ def _decide(ctx: Context, col: Column, readonly: bool, empty: bool) -> _Decision
     recheck = False
     if not reasons and not empty:  # a view is possible: it needs 64-byte alignment
         # Memory a step has just made: aligned where that step says so (the hub's tables
-        # made into tensors are allocated at 64 bytes), else not known.
+        # made into tensors of 64 KiB or more are allocated at 64 bytes), else not known.
+        # Not rechecked when run: a route planned for a small table copies what the hub
+        # makes of later, larger ones too (as all did before), since a recheck would
+        # replan without end where another allocator (torch's) aligns every buffer.
         if 0 < align < ALIGNMENT:
             reasons.append(_MISALIGNED.format(align=align))
             recheck = not ctx.fresh

@@ -114,7 +114,9 @@ class DataInfo:
     known: bool = True  # False: a stream whose schema shows only once it is read
     # A tensor's or a one-chunk column's data address: the largest power of two up to
     # ALIGNMENT that divides it (64: aligned, as XLA/JAX needs to share memory); 0 where
-    # nobody measured it (tables, streams, data a step has just made).
+    # nobody measured it (tables, streams, data a step has just made). A step that makes
+    # new memory may state what it guarantees (a table made into a tensor: 64 from 64 KiB);
+    # the router resets to 0 an alignment a copying step only carries over from its input.
     alignment: int = 0
 
     @property

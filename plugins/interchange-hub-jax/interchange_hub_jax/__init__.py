@@ -35,6 +35,7 @@ anything -> jax (``to="jax"``, ``to=jax.Array``): tensors arrive through DLPack
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -127,13 +128,15 @@ _FRESH = (
     "jax views memory only at a 64-byte boundary, and the alignment of the buffer the "
     "previous step made is not known: counted as a copy"
 )
-# Below this many bytes, memory a step has just made is copied by jax even where it could
-# view it: jax.dlpack.from_dlpack costs 23-35 us whatever the size, jnp.array's copy 28-33
-# us up to 125 KiB (174 us at 500 KiB; jax 0.10, 4 float64 columns, measured here).
-SHARE_FRESH_FROM_BYTES = 1 << 18
+# Below this many elements (256 KiB of float64), memory a step has just made is copied by
+# jax even where it could view it: jax.dlpack.from_dlpack costs 23-35 us whatever the
+# size, jnp.array's copy 28-33 us up to 125 KiB (174 us at 500 KiB; jax 0.10, 4 float64
+# columns, measured here). Elements, not bytes: counted alike when planned (the tensor's
+# shape) and when run (the array's size), whatever dtype a step ends up giving.
+SHARE_FRESH_FROM = 1 << 15
 _SMALL_FRESH = (
-    "the buffer the previous step made is small (under 256 KiB): jax's own copy costs "
-    "less than its DLPack import (about 30 us)"
+    "the buffer the previous step made is small (under 32,768 elements): jax's own copy "
+    "costs less than its DLPack import (about 30 us)"
 )
 _STRIDED = (
     "jax imports only compact strides (row-major, column-major or another transposition): "
@@ -395,6 +398,10 @@ class _Decision:
     x64: bool  # jax_enable_x64 when planned
     recheck: bool  # copied only for a measured misalignment: an aligned object replans
     empty: bool  # no bytes: nothing to share (jax allocates, even under copy=False)
+    # New memory copied for its small size: a large one replans (the hub makes a table's
+    # tensor at 64 bytes from 64 KiB, which jax then views), once: planned large, it is
+    # not rechecked.
+    grow: bool = False
 
 
 def _decide(ctx: Context, col: Column, readonly: bool, empty: bool) -> _Decision:
@@ -411,22 +418,25 @@ def _decide(ctx: Context, col: Column, readonly: bool, empty: bool) -> _Decision
         reasons.append(_STRIDED)
     elif readonly and layout == "F":
         reasons.append(_READONLY_F)
-    recheck = False
+    recheck = grow = False
     if not reasons and not empty:  # a view is possible: it needs 64-byte alignment
         # Memory a step has just made: aligned where that step says so (the hub's tables
-        # made into tensors of 64 KiB or more are allocated at 64 bytes), else not known.
-        # Not rechecked when run: a route planned for a small table copies what the hub
-        # makes of later, larger ones too (as all did before), since a recheck would
-        # replan without end where another allocator (torch's) aligns every buffer.
+        # made into tensors of 64 KiB or more are allocated at 64 bytes), else not known;
+        # shared from SHARE_FRESH_FROM elements. A route planned for a small one rechecks
+        # the size when run (grow): only then, so that memory another allocator aligns
+        # every time (torch's), planned large and copied, does not replan without end.
+        small = ctx.fresh and 0 <= math.prod(ctx.info.shape) < SHARE_FRESH_FROM
         if 0 < align < ALIGNMENT:
             reasons.append(_MISALIGNED.format(align=align))
             recheck = not ctx.fresh
         elif align == 0:
             reasons.append(_FRESH if ctx.fresh else _NOT_REPORTED)
-        elif ctx.fresh and 0 <= col.nbytes < SHARE_FRESH_FROM_BYTES:
+            grow = small
+        elif small:
             reasons.append(_SMALL_FRESH)
+            grow = True
     lossy = cast is not None and ctx.dtype != cast
-    return _Decision(not reasons, tuple(reasons), cast, lossy, x64, recheck, empty)
+    return _Decision(not reasons, tuple(reasons), cast, lossy, x64, recheck, empty, grow)
 
 
 def _estimate(
@@ -482,6 +492,9 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any]:
             return _share(value)
         if decision.recheck and _aligned_now(value):
             raise RouteChanged("the buffer is 64-byte aligned, unlike the one planned for")
+        if decision.grow and _elements(value) >= SHARE_FRESH_FROM:
+            # (planned anew for this size: another route may make it aligned, one copy)
+            raise RouteChanged("new memory of a large tensor: planned for a small one")
         return _copy(value, new)
 
     return run
@@ -489,6 +502,15 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any]:
 
 def _import(value: Any, ctx: Context) -> Any:
     return _import_bind(ctx)(value)
+
+
+def _elements(value: Any) -> int:
+    """The number of elements of a numpy array or torch tensor, else -1 (unknown)."""
+    if isinstance(value, _np().ndarray):
+        return int(value.size)
+    if _is_torch(value):
+        return int(value.numel())
+    return -1
 
 
 def _check_settings(decision: _Decision) -> None:

@@ -444,12 +444,43 @@ def test_a_table_reaches_jax_in_one_copy_the_hubs_aligned_tensor(hub: ih.Hub) ->
         assert ptr(x) % 64 == 0 and x.shape == (n, 2) and x.dtype == jnp.float64
         assert np.isnan(float(x[0, 1])) and float(x[n - 1, 1]) == n - 2
         if ALIGNED_KNOWN:  # 125 KiB, aligned but small: jax copies; 16 KiB: not aligned
-            assert "small (under 256 KiB)" in reasons(hub.plan(table.slice(0, 8000), to="jax"))
+            assert "small (under 32,768 elements)" in reasons(
+                hub.plan(table.slice(0, 8000), to="jax")
+            )
             assert "not known" in reasons(hub.plan(table.slice(0, 1000), to="jax"))
         with pytest.warns(ih.LossyConversionWarning):
             made = hub.convert(table, to="numpy")
         plan, shared = checked(hub, made)
         assert plan.zero_copy == ALIGNED_KNOWN and ptr(shared) % 64 == 0
+
+
+def test_a_route_planned_for_a_small_table_shares_a_large_ones_tensor(
+    hub: ih.Hub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Tables of any size share a cached route: a small one's tensor is copied by jax
+    # (quicker than its DLPack import), a large one's, which the hub makes at 64 bytes,
+    # is viewed, whichever came first; sizes may alternate (each change plans anew once).
+    copies: list[int] = []
+    real = interchange_hub_jax._copy
+
+    def counted(value: Any, new: bool) -> Any:
+        copies.append(int(value.size))
+        return real(value, new)
+
+    monkeypatch.setattr(interchange_hub_jax, "_copy", counted)
+
+    def table(n: int) -> pa.Table:
+        return pa.table({"a": np.arange(float(n)), "b": np.arange(float(n)) * 2})
+
+    with jax.enable_x64(True):
+        # (None: either; a small tensor on the large one's route is viewed where numpy's
+        # allocation happens to fall on a 64-byte boundary, else planned anew and copied)
+        for n, copied in [(1000, True), (20_000, False), (1000, None), (30_000, False)]:
+            before = len(copies)
+            x = hub.convert(table(n), to="jax")
+            assert x.shape == (n, 2) and float(x[n - 1, 1]) == 2.0 * (n - 1)
+            if copied is not None:
+                assert (len(copies) > before) == (copied or not ALIGNED_KNOWN), (n, copies)
 
 
 # -- internals the plans rely on -------------------------------------------------------------

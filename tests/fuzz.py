@@ -301,10 +301,6 @@ def as_chunked(col: pa.Array | pa.ChunkedArray) -> pa.ChunkedArray:
     return col if isinstance(col, pa.ChunkedArray) else pa.chunked_array([col])
 
 
-def struct_table(col: pa.ChunkedArray) -> pa.Table:
-    return arrowkit.struct_table(col)  # also without chunks, which pyarrow 25 refuses
-
-
 def source_view(hub: ih.Hub, src: Any, how: str, kind: str, table: pa.Table) -> Any:
     """The source's data as pyarrow, read with the source library's own API (not the hub).
 
@@ -317,7 +313,7 @@ def source_view(hub: ih.Hub, src: Any, how: str, kind: str, table: pa.Table) -> 
     if how == "na.ArrayStream":  # read by the conversion: the data it was made of
         data = table.column(0) if kind == "column" else table
         if isinstance(data, pa.ChunkedArray) and pa.types.is_struct(data.type):
-            return data if data.null_count else struct_table(data)
+            return data if data.null_count else arrowkit.struct_table(data)
         return data
     if isinstance(src, pl.LazyFrame):
         return src.collect().to_arrow()
@@ -330,7 +326,7 @@ def source_view(hub: ih.Hub, src: Any, how: str, kind: str, table: pa.Table) -> 
     if isinstance(src, na.Array):
         data = pa.chunked_array(src)
         if pa.types.is_struct(data.type) and hub.describe(src).kind == ih.Kind.TABLE:
-            return struct_table(data)
+            return arrowkit.struct_table(data)
         return data
     return src
 
@@ -735,7 +731,7 @@ def table_case(hub: ih.Hub, seed: int, number: int, names: list[str], types: lis
         pandas_involved = how.startswith("pd.") or dst == "pandas"
         # A tensor result (or an xarray DataArray made from one: see labelled_values).
         tensor = dst in TENSOR_LIBRARIES or labelled_values(result) is not None
-        fields = struct_table(table.column(0)) if struct_as_table(case, dst) else table
+        fields = arrowkit.struct_table(table.column(0)) if struct_as_table(case, dst) else table
         loose = bool(lossy) or promoted(fields, tensor)
         norm_how = Norm(nan_is_null=pandas_involved, loose=loose)
         expected = arrow_values(before, norm_how)
@@ -745,11 +741,11 @@ def table_case(hub: ih.Hub, seed: int, number: int, names: list[str], types: lis
                 raise Failure("the conversion changed the source")
         column = isinstance(before, (pa.Array, pa.ChunkedArray))
         if struct_as_table(case, dst) and column and pa.types.is_struct(before.type):
-            expected = arrow_values(struct_table(as_chunked(before)), norm_how)
+            expected = arrow_values(arrowkit.struct_table(as_chunked(before)), norm_how)
         if result is src and how in ONE_SHOT:  # returned as it is, so claimed: read it here
             result = pa.chunked_array(result) if kind == "column" else pa.table(result)
             if struct_as_table(case, dst):
-                result = struct_table(result)
+                result = arrowkit.struct_table(result)
         del src, before  # the result must not depend on the source staying alive
         got = values_back(hub, result, norm_how)
         renamed = any("name" in w for w in lossy)  # duckdb renames empty and repeated names

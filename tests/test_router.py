@@ -170,6 +170,39 @@ def test_routes_are_cached_and_replayed_with_fresh_estimates() -> None:
     assert hub._cache.sizes()[1] == 1
 
 
+def _threshold_edge(src: str, dst: str, share_from: int) -> ih.Edge:
+    """An edge that shares data of ``share_from`` bytes or more and copies smaller data,
+    and says that its choice depends on the size (Estimate.by_size)."""
+
+    def estimate(ctx: ih.Context) -> Estimate:
+        info = ctx.info
+        small = info.nbytes < share_from
+        copies = (Copy("", info.nbytes, "small: copied"),) if small else ()
+        return Estimate(info, copies, why="by size", copies_all=small, by_size=True)
+
+    def run(value: Blob, ctx: ih.Context) -> Blob:
+        return Blob(value.n, value.device, (*value.trail, f"{src}->{dst} by size"))
+
+    return ih.Edge(src, dst, "sized", f"{src}->{dst}", estimate, run)
+
+
+def test_a_route_whose_choice_depends_on_the_size_is_kept_per_size_class() -> None:
+    # One step that always copies, or two that copy small data only: the first is the
+    # cheaper for small data (fewer steps), the second for large (nothing copied). A route
+    # found for small data must not be replayed for large, nor the other way round.
+    src = FakeAdapter("src", [_edge("src", "dst", copy=True), _edge("src", DLPACK)], owner=True)
+    dst = FakeAdapter("dst", [_threshold_edge(DLPACK, "dst", share_from=4096)])
+    hub = make_hub(src, dst)
+    sizes = [64, 80_000, 80, 8000, 4000, 800_000]
+    plans = [hub.plan(Blob(n), to="dst") for n in sizes]
+    assert [p.zero_copy for p in plans] == [False, True, False, True, False, True]
+    assert [len(p.steps) for p in plans] == [1, 2, 1, 2, 1, 2]
+    assert hub.convert(Blob(80_000), to="dst").trail == ("src->dlpack", "dlpack->dst by size")
+    assert hub.convert(Blob(80), to="dst").trail == ("src->dst",)
+    # one route kept per power of two of the bytes seen (64 and 80 share one)
+    assert hub._cache.sizes()[1] == 5
+
+
 def test_clashing_adapter_names_warn_and_keep_the_first() -> None:
     first = FakeAdapter("same", [_edge("same", DLPACK)], owner=True)
     second = FakeAdapter("same", [])

@@ -117,6 +117,7 @@ class DataInfo:
     # nobody measured it (tables, streams, data a step has just made). A step that makes
     # new memory may state what it guarantees (a table made into a tensor: 64 from 64 KiB);
     # the router resets to 0 an alignment a copying step only carries over from its input.
+    # A step whose choice reads the alignment of new memory sets Estimate.by_size.
     alignment: int = 0
 
     @property
@@ -196,6 +197,12 @@ class Estimate:
     moves_device: bool = False
     shared_readonly: bool = False  # the output views read-only memory of the input
     scans: tuple[Scan, ...] = ()  # columns read in full, O(n), though not copied
+    # The step's choice (share or copy, what it states of its output) holds for data of
+    # about this size only: it reads a threshold (jax copies new memory of under 32,768
+    # elements itself) or the alignment a step states of new memory (64 bytes from
+    # 64 KiB). The router then keeps routes per power of two of the data's bytes, not
+    # one per signature, so that a route chosen for small data is not replayed for large.
+    by_size: bool = False
 
 
 class Unroutable(Exception):

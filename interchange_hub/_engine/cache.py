@@ -6,7 +6,9 @@
   planned.
 - **By data signature**: ``(type, DataInfo.signature, request)`` -> the edges of the route
   the router found, re-estimated for new data of the same signature (cheap) instead of
-  searched again.
+  searched again. Where an estimate of the search said its choice depends on the data's
+  size (``Estimate.by_size``), the signature's routes are kept per size class instead
+  (the power of two of the data's bytes), each found by a search of its own.
 
 Reads take no lock (a dict lookup is atomic; the planner reads ``calls`` itself, inline,
 on the hot path); writes take the one lock, and tables are only ever cleared, never
@@ -31,6 +33,8 @@ if TYPE_CHECKING:
 CallKey = tuple[type, object, object, object, object, object]
 #: (type of the object, DataInfo.signature, Request).
 RouteKey = tuple[type, tuple[object, ...], "Request"]
+#: A RouteKey and the size class of the data (see RouteCache.route).
+SizedKey = tuple[type, tuple[object, ...], "Request", int]
 
 MAX_CALLS = 1024  # distinct calls kept by the fast path
 MAX_KEYS_PER_CALL = 64  # route keys kept for one call (one per distinct layout, say)
@@ -51,7 +55,8 @@ class RouteCache:
     def __init__(self) -> None:
         # Read directly by the planner's hot path: cleared, never replaced (Final).
         self.calls: Final[dict[CallKey, FastRoutes]] = {}
-        self._routes: Final[dict[RouteKey, tuple[Edge, ...]]] = {}
+        self._routes: Final[dict[RouteKey | SizedKey, tuple[Edge, ...]]] = {}
+        self._by_size: Final[dict[RouteKey, None]] = {}  # signatures kept per size class
         self._lock = threading.Lock()
         # How many times the cache was cleared: a route planned while adapters were added
         # (in another thread) is not kept past the clear that follows their addition.
@@ -85,19 +90,35 @@ class RouteCache:
             fast.runs[key] = runs
 
     # -- by data signature -----------------------------------------------------------------
-    def route(self, key: RouteKey) -> tuple[Edge, ...] | None:
-        return self._routes.get(key)
+    def route(self, key: RouteKey, size_class: int) -> tuple[tuple[Edge, ...] | None, bool]:
+        """The edges kept for ``key`` (and ``size_class``, where its routes are kept per
+        size class; None if none are), and whether they are kept per size class."""
+        if key in self._by_size:
+            return self._routes.get((*key, size_class)), True
+        return self._routes.get(key), False
 
     def remember_route(
-        self, key: RouteKey, edges: tuple[Edge, ...], generation: int | None = None
+        self,
+        key: RouteKey,
+        edges: tuple[Edge, ...],
+        generation: int | None = None,
+        size_class: int | None = None,
     ) -> None:
-        """Keep ``edges`` for ``key``, unless the cache was cleared since ``generation``
-        (the route was searched over adapters that have changed since)."""
+        """Keep ``edges`` for ``key`` (for ``key`` and ``size_class`` alone, when given:
+        the signature's routes are then kept per size class), unless the cache was
+        cleared since ``generation`` (the route was searched over adapters that have
+        changed since)."""
         with self._lock:
             if generation is not None and generation != self.generation:
                 return
             _make_room(self._routes, MAX_ROUTES)
-            self._routes[key] = edges
+            if size_class is None:
+                self._routes[key] = edges
+                return
+            _make_room(self._by_size, MAX_ROUTES)
+            self._by_size[key] = None
+            self._routes.pop(key, None)  # (one found before a search said size matters)
+            self._routes[(*key, size_class)] = edges
 
     # -- both ------------------------------------------------------------------------------
     def clear(self) -> None:
@@ -106,6 +127,7 @@ class RouteCache:
             self.generation += 1
             self.calls.clear()
             self._routes.clear()
+            self._by_size.clear()
 
     def sizes(self) -> tuple[int, int]:
         """(calls kept by the fast path, routes kept by data signature)."""

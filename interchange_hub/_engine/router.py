@@ -4,8 +4,9 @@ The graph's nodes are library names and the protocol nodes ``"arrow"`` and
 ``"dlpack"``; the device is part of the data, so a device move is an edge like any
 other. A route's cost is, in order: information lost, bytes copied (device moves
 weigh four times), columns copied, steps, protocol nodes passed. Routes are kept in the hub's route cache per
-source type, data signature and request; estimates are recomputed for every call (they
-are cheap).
+source type, data signature and request (and per power of two of the data's bytes, where
+an estimate of the search said its choice depends on the size); estimates are recomputed
+for every call (they are cheap).
 """
 
 from __future__ import annotations
@@ -177,14 +178,22 @@ class Router:
             )
             return Plan(names[0], names[1], info, (), (note,), deferred=True, request=request)
         key = (type(obj), info.signature, request)
-        cached = self._cache.route(key)
+        size_class = info.nbytes.bit_length()  # (unknown, -1: as 1 byte)
+        cached, sized = self._cache.route(key, size_class)
         if cached is not None:
             steps = self._replay(cached, info, request)
-            if steps is not None:
+            # (a route kept for every size whose steps now say size matters: searched anew)
+            if steps is not None and (sized or not any(s.estimate.by_size for s in steps)):
                 return self._finish(names, info, steps, request, source.is_one_shot(obj))
         generation = self._cache.generation
-        route = self._search(start, info, request, names)
-        self._cache.remember_route(key, tuple(s.edge for s in route.steps), generation)
+        searched: list[bool] = []
+        route = self._search(start, info, request, names, searched)
+        self._cache.remember_route(
+            key,
+            tuple(s.edge for s in route.steps),
+            generation,
+            size_class if any(searched) else None,  # (see Estimate.by_size)
+        )
         return self._finish(names, info, route.steps, request, source.is_one_shot(obj))
 
     def _is_identity(self, obj: object, start: str, info: DataInfo, req: Request) -> bool:
@@ -217,7 +226,16 @@ class Router:
             return None  # the route loses these columns' names: look for one that keeps them
         return steps
 
-    def _search(self, start: str, info: DataInfo, req: Request, names: tuple[str, str]) -> _Route:
+    def _search(
+        self,
+        start: str,
+        info: DataInfo,
+        req: Request,
+        names: tuple[str, str],
+        by_size: list[bool] | None = None,
+    ) -> _Route:
+        """The cheapest route; ``by_size`` gets True appended where an estimate made on
+        the way says its choice depends on the data's size (``Estimate.by_size``)."""
         index = self._index()
         passable = self._passable() | {start}
         best: _Route | None = None
@@ -296,6 +314,8 @@ class Router:
                 except Unroutable as exc:
                     failures.append(_Failure(str(exc), edge, len(steps)))
                     continue
+                if est.by_size and by_size is not None and not by_size:
+                    by_size.append(True)
                 step = Step(edge, data, est, sat)
                 visit(
                     edge.target,

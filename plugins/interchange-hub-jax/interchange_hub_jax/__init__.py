@@ -85,6 +85,9 @@ ALIGNMENT = 64  # bytes: XLA's CPU client views external memory only at this ali
 # two up to 64 dividing the data's address, 0 where nobody measured it). An interchange_hub
 # without that field reports none, and every import into jax is planned as a copy.
 HUB_REPORTS_ALIGNMENT = "alignment" in getattr(DataInfo, "__dataclass_fields__", {})
+# Where the hub keeps routes per size class when an estimate says its choice depends on
+# the size (Estimate.by_size); an older one keeps one route per signature.
+_HUB_KEEPS_BY_SIZE = "by_size" in getattr(Estimate, "__dataclass_fields__", {})
 SHARDED = "jax:sharded"  # a jax Array spread over several devices
 
 _NEEDS = ("jax", "numpy")
@@ -402,6 +405,10 @@ class _Decision:
     # tensor at 64 bytes from 64 KiB, which jax then views), once: planned large, it is
     # not rechecked.
     grow: bool = False
+    # The choice read the size or the stated alignment of new memory (Estimate.by_size):
+    # the router keeps its routes per size class, so a large table is not sent the way
+    # a small one took.
+    by_size: bool = False
 
 
 def _decide(ctx: Context, col: Column, readonly: bool, empty: bool) -> _Decision:
@@ -418,7 +425,7 @@ def _decide(ctx: Context, col: Column, readonly: bool, empty: bool) -> _Decision
         reasons.append(_STRIDED)
     elif readonly and layout == "F":
         reasons.append(_READONLY_F)
-    recheck = grow = False
+    recheck = grow = by_size = False
     if not reasons and not empty:  # a view is possible: it needs 64-byte alignment
         # Memory a step has just made: aligned where that step says so (the hub's tables
         # made into tensors of 64 KiB or more are allocated at 64 bytes), else not known;
@@ -426,6 +433,7 @@ def _decide(ctx: Context, col: Column, readonly: bool, empty: bool) -> _Decision
         # the size when run (grow): only then, so that memory another allocator aligns
         # every time (torch's), planned large and copied, does not replan without end.
         small = ctx.fresh and 0 <= math.prod(ctx.info.shape) < SHARE_FRESH_FROM
+        by_size = ctx.fresh
         if 0 < align < ALIGNMENT:
             reasons.append(_MISALIGNED.format(align=align))
             recheck = not ctx.fresh
@@ -436,7 +444,7 @@ def _decide(ctx: Context, col: Column, readonly: bool, empty: bool) -> _Decision
             reasons.append(_SMALL_FRESH)
             grow = True
     lossy = cast is not None and ctx.dtype != cast
-    return _Decision(not reasons, tuple(reasons), cast, lossy, x64, recheck, empty, grow)
+    return _Decision(not reasons, tuple(reasons), cast, lossy, x64, recheck, empty, grow, by_size)
 
 
 def _estimate(
@@ -451,15 +459,12 @@ def _estimate(
     if decision.lossy and decision.cast is not None:
         losses = (Loss(col.name, col.dtype, decision.cast, _X64_LOST),)
     if decision.share:
-        return Estimate(out, (), losses, why=why, shared_readonly=info.readonly)
-    reason = "; ".join(decision.reasons)
-    return Estimate(
-        out.but(layout="C"),
-        (Copy(col.name, col.nbytes, reason),),
-        losses,
-        why=reason,
-        copies_all=True,
-    )
+        est = Estimate(out, (), losses, why=why, shared_readonly=info.readonly)
+    else:
+        reason = "; ".join(decision.reasons)
+        copies = (Copy(col.name, col.nbytes, reason),)
+        est = Estimate(out.but(layout="C"), copies, losses, why=reason, copies_all=True)
+    return replace(est, by_size=True) if decision.by_size and _HUB_KEEPS_BY_SIZE else est
 
 
 def _import_decision(ctx: Context) -> _Decision:

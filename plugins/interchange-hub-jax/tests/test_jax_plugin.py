@@ -483,6 +483,43 @@ def test_a_route_planned_for_a_small_table_shares_a_large_ones_tensor(
                 assert (len(copies) > before) == (copied or not ALIGNED_KNOWN), (n, copies)
 
 
+def test_a_large_frame_after_a_small_one_takes_the_route_of_its_size(
+    hub: ih.Hub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A small polars frame goes through its own to_numpy, which jax then copies (its copy
+    # of a small buffer is quicker than a view); a large one through Arrow into the hub's
+    # aligned tensor, which jax views: one copy, not two. The route is chosen per size
+    # class (Estimate.by_size), so the large frame does not take the small one's route.
+    copies: list[int] = []
+    real = interchange_hub_jax._copy
+
+    def counted(value: Any, new: bool) -> Any:
+        copies.append(int(value.size))
+        return real(value, new)
+
+    monkeypatch.setattr(interchange_hub_jax, "_copy", counted)
+
+    def frame(n: int) -> pl.DataFrame:
+        return pl.DataFrame({"a": np.arange(float(n)), "b": np.arange(float(n)) * 2})
+
+    with jax.enable_x64(True):
+        small = hub.convert(frame(1000), to="jax")
+        assert small.shape == (1000, 2) and copies == [2000]
+        plan = hub.plan(frame(100_000), to="jax")
+        if ALIGNED_KNOWN:
+            assert plan.copied_bytes == 16 * 100_000 and plan.steps[-1].copies == (), str(plan)
+        large = hub.convert(frame(100_000), to="jax")
+        assert large.shape == (100_000, 2) and float(large[-1, 1]) == 2.0 * 99_999
+        assert copies == [2000] if ALIGNED_KNOWN else len(copies) == 2
+        # and back: a small frame is copied by jax again, not sent the large one's way
+        assert [s.edge for s in hub.plan(frame(1000), to="jax").steps] == [
+            s.edge for s in hub.plan(frame(10), to="jax").steps
+        ]
+        assert [s.edge for s in hub.plan(frame(1000), to="jax").steps] != [
+            s.edge for s in plan.steps
+        ]
+
+
 # -- internals the plans rely on -------------------------------------------------------------
 def test_share_refuses_what_jax_would_copy() -> None:
     t = torch.arange(256.0)

@@ -547,6 +547,55 @@ def test_fixed_offset_objects_into_polars_are_warned_when_read(hub: ih.Hub) -> N
         assert column.to_list()[0] == values[0]  # the same instant, in UTC
 
 
+_ZONED = pa.array([0, None, 86_400_000_000], pa.timestamp("us", tz="+05:30"))
+_NESTED_ZONED = {
+    "struct": lambda: pa.StructArray.from_arrays([_ZONED], ["t"]),
+    "struct of struct": lambda: pa.StructArray.from_arrays(
+        [pa.StructArray.from_arrays([_ZONED], ["u"])], ["t"]
+    ),
+    "list": lambda: pa.ListArray.from_arrays(pa.array([0, 1, 3], pa.int32()), _ZONED),
+    "large_list": lambda: pa.LargeListArray.from_arrays(pa.array([0, 1, 3]), _ZONED),
+    "fixed_size_list": lambda: pa.FixedSizeListArray.from_arrays(_ZONED, 1),
+    "list_view": lambda: pa.ListViewArray.from_arrays(
+        pa.array([0, 1], pa.int32()), pa.array([1, 2], pa.int32()), _ZONED
+    ),
+    "map": lambda: pa.MapArray.from_arrays(
+        pa.array([0, 1, 3], pa.int32()), pa.array(["a", "b", "c"]), _ZONED
+    ),
+    "run_end_encoded": lambda: pa.RunEndEncodedArray.from_arrays(
+        pa.array([1, 3], pa.int32()), pa.StructArray.from_arrays([_ZONED[:2]], ["t"])
+    ),
+    "dictionary": lambda: pa.DictionaryArray.from_arrays(
+        pa.array([0, 1, 0], pa.int32()), pa.StructArray.from_arrays([_ZONED[:2]], ["t"])
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_NESTED_ZONED))
+def test_fixed_offsets_nested_in_a_column_reach_polars_as_utc(hub: ih.Hub, kind: str) -> None:
+    """A fixed-offset zone inside a struct, list or map: polars panicked on it ("unable to
+    parse time zone") after the plan had promised the conversion (found by the fuzzer on
+    the GPU machine). It becomes UTC there too, warned per column as planned, the same
+    instants; strict=True refuses it; the plan's zero-copy claim holds by address."""
+    column = _NESTED_ZONED[kind]()
+    table = pa.table({"c": column})
+    plan = hub.plan(table, to="polars")
+    assert [loss.column for loss in plan.losses] == ["c"] and "UTC" in plan.losses[0].target
+    with pytest.raises(ih.LossyConversionError, match=r"\+05:30.*UTC"):
+        hub.convert(table, to="polars", strict=True)
+    for source in (table, column):
+        with pytest.warns(ih.LossyConversionWarning, match="fixed-offset"):
+            out = hub.convert(source, to="polars")
+        series = out.to_series() if hasattr(out, "to_series") else out
+        assert "+05:30" not in str(series.dtype) and "UTC" in str(series.dtype)
+        # (aware datetimes compare as instants: 05:30 at +05:30 equals 00:00 UTC)
+        assert series.to_arrow().to_pylist() == column.to_pylist(), "the instants changed"
+    with pytest.warns(ih.LossyConversionWarning):
+        out = hub.convert(table, to="polars")
+    total = sum(b.size for b in hub.buffers(table))
+    assert (hub.shared_bytes(table, out) == total) == plan.zero_copy
+
+
 def test_nanosecond_times_into_numpy_are_warned_not_failed_mid_run(hub: ih.Hub) -> None:
     """numpy holds times as datetime.time objects (microseconds): pyarrow refused values
     with nanoseconds mid-run; they are cut now, warned per column, refused under strict."""

@@ -795,10 +795,10 @@ def _for_polars(pa: Any, data: Any, strict: bool = False, unplanned: bool = Fals
         ]
         report_losses(losses, "polars", strict)
     data = _seconds_in_range(pa, data, strict)
-    data = _fixed_offsets_to_utc(pa, data)
     data = _decode_dictionaries(pa, data)
     data = _widen_decimals(pa, data)
     data = _plain_layouts(pa, data)
+    data = _fixed_offsets_to_utc(pa, data)  # (on plain layouts: pyarrow casts no views)
     if hasattr(data, "schema"):
         if any(pa.types.is_date64(f.type) for f in data.schema):
             schema = pa.schema(
@@ -949,21 +949,54 @@ def _seconds_in_range(pa: Any, data: Any, strict: bool) -> Any:
 
 
 def _fixed_offsets_to_utc(pa: Any, data: Any) -> Any:
-    """Cast timestamp columns with a fixed offset zone (+05:30), which polars refuses, to UTC."""
+    """Cast timestamps with a fixed offset zone (+05:30), which polars refuses (nested in a
+    struct, list or map, it panics), to UTC: the same instants, the zone only changes."""
     fields = data.schema if hasattr(data, "schema") else [pa.field("", data.type)]
     if not any(_fixed_offset(pa, f.type) for f in fields):
         return data
     if not hasattr(data, "schema"):
-        return data.cast(pa.timestamp(data.type.unit, "UTC"))
-    schema = pa.schema(
-        f.with_type(pa.timestamp(f.type.unit, "UTC")) if _fixed_offset(pa, f.type) else f
-        for f in data.schema
-    )
+        return data.cast(_utc_type(pa, data.type))
+    schema = pa.schema(f.with_type(_utc_type(pa, f.type)) for f in data.schema)
     return data.cast(schema)
 
 
 def _fixed_offset(pa: Any, typ: Any) -> bool:
-    return bool(pa.types.is_timestamp(typ) and typ.tz and typ.tz[0] in "+-")
+    """Whether ``typ``, or a type nested in it, is a timestamp with a fixed-offset zone."""
+    if pa.types.is_timestamp(typ):
+        return bool(typ.tz and typ.tz[0] in "+-")
+    return pa.types.is_nested(typ) and mentions_fixed_offset(str(typ))
+
+
+def _utc_type(pa: Any, typ: Any) -> Any:
+    """``typ`` with each timestamp of a fixed-offset zone, also nested, zoned UTC."""
+    t = pa.types
+    if t.is_timestamp(typ):
+        return pa.timestamp(typ.unit, "UTC") if _fixed_offset(pa, typ) else typ
+    if not _fixed_offset(pa, typ):
+        return typ
+
+    def field(f: Any) -> Any:
+        return f.with_type(_utc_type(pa, f.type))
+
+    if t.is_struct(typ):
+        return pa.struct([field(f) for f in typ])
+    if t.is_list(typ):
+        return pa.list_(field(typ.value_field))
+    if t.is_large_list(typ):
+        return pa.large_list(field(typ.value_field))
+    if t.is_fixed_size_list(typ):
+        return pa.list_(field(typ.value_field), typ.list_size)
+    if t.is_list_view(typ):
+        return pa.list_view(field(typ.value_field))
+    if t.is_large_list_view(typ):
+        return pa.large_list_view(field(typ.value_field))
+    if t.is_map(typ):
+        return pa.map_(field(typ.key_field), field(typ.item_field), typ.keys_sorted)
+    if t.is_dictionary(typ):
+        return pa.dictionary(typ.index_type, _utc_type(pa, typ.value_type), typ.ordered)
+    if t.is_run_end_encoded(typ):
+        return pa.run_end_encoded(typ.run_end_type, _utc_type(pa, typ.value_type))
+    return typ  # (a union: polars refuses it before this matters)
 
 
 def _series(value: Any, name: str, strict: bool = False, unplanned: bool = False) -> Any:

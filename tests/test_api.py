@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import inspect
 import threading
+import warnings
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import polars as pl
 import pyarrow as pa
+import pytest
 import torch
 import torch.utils.dlpack
 
@@ -128,6 +131,51 @@ def test_negative_strides_are_normalised_before_torch(hub: ih.Hub) -> None:
     plan = hub.plan(reversed_view, to="torch")
     assert not plan.zero_copy and "negative strides" in str(plan)
     assert hub.convert(reversed_view, to="torch").tolist() == reversed_view.tolist()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: np.arange(2, dtype=np.int32).reshape(1, 2)[::-1],  # strides (-8, 4)
+        lambda: np.asfortranarray(np.arange(5).reshape(5, 1))[:, ::-1],  # (8, -8)
+        lambda: np.arange(1, dtype=np.complex128)[::-1],  # (-16,)
+        lambda: np.array(["2020-01-01"], dtype="datetime64[s]")[::-1],
+    ],
+)
+def test_a_negative_stride_of_a_length_one_dimension_reaches_torch_shared(
+    hub: ih.Hub, make: Any
+) -> None:
+    # numpy calls such an array contiguous (the stride moves to no other element), so it
+    # is planned as shared; torch.from_numpy refused it mid-run (found by the fuzzer).
+    array = make()
+    assert array.flags.c_contiguous and min(array.strides) < 0
+    plan = hub.plan(array, to="torch")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ih.LossyConversionWarning)  # (datetime64: ticks)
+        out = hub.convert(array, to="torch")
+        again = hub.convert(array, to="torch")  # the remembered route too
+    assert plan.zero_copy and out.data_ptr() == again.data_ptr() == array.ctypes.data
+    expected = array.view("int64") if array.dtype.kind == "M" else array
+    assert out.numpy().tolist() == expected.tolist()
+
+
+def test_a_length_one_dimensions_odd_stride_reaches_arrow_as_a_tensor_column(
+    hub: ih.Hub,
+) -> None:
+    # pyarrow's tensor import refused a length-1 first dimension whose stride numpy
+    # ignores (negative, or what a transpose left): "First stride needs to be largest"
+    flipped = np.arange(108.0).reshape(1, 3, 6, 6)[::-1]  # strides (-864, 288, 48, 8)
+    base = torch.arange(54).reshape(3, 1, 2, 9)[:, :, :, :3]
+    transposed = torch.arange(18).reshape(3, 1, 2, 3).transpose(0, 1)  # (6, 6, 3, 1)
+    odd = np.lib.stride_tricks.as_strided(np.arange(18), (1, 3, 2, 3), (48, 48, 24, 8))
+    for source in (flipped, transposed, odd, base[:1]):
+        plan = hub.plan(source, to="pyarrow")
+        out = hub.convert(source, to="pyarrow")
+        values = source.numpy() if isinstance(source, torch.Tensor) else source
+        assert out.to_numpy_ndarray().tolist() == values.tolist()
+        shared = hub.shared_bytes(source, out)
+        assert (shared == values.nbytes) == plan.zero_copy, (source.shape, plan)
+    assert hub.plan(flipped, to="pyarrow").zero_copy and hub.plan(odd, to="pyarrow").zero_copy
 
 
 def test_threads_share_one_hub() -> None:

@@ -217,6 +217,11 @@ def estimate_to_tensor(info: DataInfo, dlpack_only: bool, want: str | None = Non
         dtype = planned[0][0]
         if dtype.startswith(FIXED_SHAPE_TENSOR):
             value, cell = fixed_shape_of(dtype)
+            if not is_numeric(value):  # (found by the fuzzer: it failed mid-run)
+                raise Unroutable(
+                    f"pyarrow makes n-D tensors of numbers only, and this fixed-shape "
+                    f"tensor column holds {value}"
+                )
             out = DataInfo(
                 Kind.TENSOR,
                 (Column(TENSOR_NAME, value, info.nbytes, 0),),
@@ -1003,7 +1008,30 @@ def ndarray_to_arrow(arr: Any, strict: bool = False) -> Any:
         return pa.ExtensionArray.from_storage(
             typ, pa.FixedSizeListArray.from_arrays(values, math.prod(cell))
         )
-    return pa.FixedShapeTensorArray.from_numpy_ndarray(np.ascontiguousarray(arr))
+    # (plain strides: pyarrow refuses a length-1 first dimension's odd stride)
+    return pa.FixedShapeTensorArray.from_numpy_ndarray(plain_strides(np.ascontiguousarray(arr)))
+
+
+def plain_strides(arr: Any) -> Any:
+    """``arr`` as a view with the plain C (or Fortran) strides where numpy calls it
+    contiguous, else ``arr`` itself. The stride of a length-1 dimension reaches no other
+    element, so numpy ignores it (negative, or any value a transpose left), where
+    torch.from_numpy and pyarrow's tensor import refuse it: the same memory, shared."""
+    flags = arr.flags
+    if flags.c_contiguous:
+        dims = reversed(range(arr.ndim))
+    elif flags.f_contiguous:
+        dims = iter(range(arr.ndim))
+    else:
+        return arr
+    strides = [0] * arr.ndim
+    step = arr.itemsize
+    for i in dims:
+        strides[i] = step
+        step *= arr.shape[i]
+    if arr.strides == tuple(strides):
+        return arr
+    return np_module().lib.stride_tricks.as_strided(arr, strides=strides)  # (read-only kept)
 
 
 def objects_to_arrow(values: list[Any], name: str = TENSOR_NAME, strict: bool = False) -> Any:

@@ -88,6 +88,8 @@ def _from_numpy(value: Any, ctx: Context) -> Any:
     torch = require("torch")
     if value.dtype.kind in "mM":  # datetime64/timedelta64: the int64 ticks
         value = value.view("int64")
+    # (a length-1 dimension's negative stride, which numpy ignores and torch refuses)
+    value = tensors.plain_strides(value)
     if not value.flags.writeable and not _TORCH_WARNED:
         return _from_read_only(torch, value)
     return torch.from_numpy(value)
@@ -104,9 +106,17 @@ def _from_numpy_bind(ctx: Context) -> Callable[[Any], Any]:
     from_numpy = torch.from_numpy
 
     def run(value: Any) -> Any:
-        if _TORCH_WARNED or value.flags.writeable:
-            return from_numpy(value)
-        return _from_read_only(torch, value)
+        try:
+            if _TORCH_WARNED or value.flags.writeable:
+                return from_numpy(value)
+            return _from_read_only(torch, value)
+        except ValueError:  # (checked only on failure: the hot path pays nothing)
+            # a length-1 dimension's negative stride: numpy calls the array contiguous
+            # (the plan shares it), torch.from_numpy refuses it
+            fixed = tensors.plain_strides(value)
+            if fixed is value:
+                raise
+            return run(fixed)
 
     return run
 

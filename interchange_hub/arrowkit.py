@@ -786,7 +786,11 @@ def single_batch(table: Any) -> Any:
     batches = table.combine_chunks().to_batches()
     if batches:
         return batches[0]
-    return pa_module().RecordBatch.from_pylist([], schema=table.schema)
+    # (not from_pylist([]): pyarrow builds no empty dictionary of null or string_view
+    # values from Python objects; pa.nulls makes every type)
+    pa = pa_module()
+    schema = table.schema
+    return pa.RecordBatch.from_arrays([pa.nulls(0, f.type) for f in schema], schema=schema)
 
 
 def deep_copy(value: Any, kind: Kind) -> Any:

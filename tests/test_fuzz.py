@@ -261,3 +261,32 @@ def test_nested_nanoseconds_survive_a_round_trip_through_numpy(hub: ih.Hub) -> N
         back = hub.convert(objects, to="pyarrow")
     assert not [w for w in caught if issubclass(w.category, ih.LossyConversionWarning)]
     assert back.type == column.type and back.to_pylist() == column.to_pylist()  # kept
+
+
+def test_an_empty_table_of_any_type_becomes_a_record_batch(hub: ih.Hub) -> None:
+    # A 0-row pandas frame's categorical of no categories exports as a dictionary of
+    # null values, and polars' Categorical as one of string views: an empty RecordBatch
+    # of them was built from Python objects, which pyarrow refuses for those types
+    # (found by the fuzzer; ConversionError mid-run).
+    import polars as pl
+
+    frame = pd.DataFrame({"b": pd.Series([], dtype=object), "c": pd.Categorical([])})
+    polars = pl.DataFrame({"s": pl.Series([], dtype=pl.Struct({"c": pl.Categorical}))})
+    for source in (
+        frame,
+        polars,
+        pa.table({"d": pa.chunked_array([], pa.dictionary(pa.int8(), pa.null()))}),
+    ):
+        batch = hub.convert(source, to=pa.RecordBatch)
+        assert isinstance(batch, pa.RecordBatch) and batch.num_rows == 0
+        names = source.column_names if isinstance(source, pa.Table) else list(source.columns)
+        assert batch.schema.names == names
+
+
+def test_bools_beside_float16_columns_become_a_float16_tensor(hub: ih.Hub) -> None:
+    # numpy promotes bool and float16 to float16, which pyarrow cannot cast a bool to
+    # (found by the fuzzer; ConversionError mid-run): cast through float32, exactly.
+    frame = pd.DataFrame({"b": [True, False, True], "h": np.array([0.5, 1.5, -2.0], np.float16)})
+    out = hub.convert(frame, to="numpy")
+    assert out.dtype == np.float16 and out.tolist() == frame.to_numpy().tolist()
+    assert hub.convert(pa.table(frame), to="numpy").tolist() == out.tolist()

@@ -349,6 +349,8 @@ def cast_checked(data: Any, to: str, strict: bool) -> Any:
             # Integers with nulls become float64 anyway (column_to_ndarray), and the plan
             # warned of them already: "integers above 2**53 lose precision".
             return col
+        if pa.types.is_boolean(col.type) and pa.types.is_float16(target):
+            col = col.cast(pa.float32())  # (pyarrow casts no bool to float16; 0 and 1 exact)
         try:
             out = col.cast(target, safe=True)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:

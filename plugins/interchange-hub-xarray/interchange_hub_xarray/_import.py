@@ -155,7 +155,7 @@ def _to_numpy(data: Any, col: Column, copy: bool) -> tuple[Any, list[Loss], Any]
     elif chunks:
         arr = pa.concat_arrays(chunks)
     else:
-        arr = pa.array([], type=data.type)
+        arr = pa.nulls(0, data.type)  # (pa.array([], type) refuses some dictionaries)
     if pa.types.is_dictionary(arr.type):
         arr = arrowkit.decode_dictionary(arr)  # (views too, also nested in the values)
     elif pa.types.is_run_end_encoded(arr.type):

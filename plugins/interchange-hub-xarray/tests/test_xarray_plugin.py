@@ -785,3 +785,11 @@ def test_variables_of_different_lengths_get_xarray_s_own_error() -> None:
     with pytest.raises(ValueError, match="conflicting sizes"):
         dataset_of(xr, variables)
     assert dataset_of(xr, {}).identical(xr.Dataset())
+
+
+def test_an_empty_categorical_of_no_categories_becomes_an_empty_variable(hub: ih.Hub) -> None:
+    # pandas exports it as a dictionary of null values, of which pa.array([], type)
+    # makes no empty array (found by the fuzzer; ConversionError mid-run)
+    frame = pd.DataFrame({"c": pd.Categorical([]), "t": pd.Series([], dtype="timedelta64[us]")})
+    out = hub.convert(frame, to=xr.Dataset)
+    assert set(out.data_vars) == {"c", "t"} and out.sizes["index"] == 0

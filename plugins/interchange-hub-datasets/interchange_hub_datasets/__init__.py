@@ -543,9 +543,23 @@ def _import(value: Any, ctx: Context) -> Any:
     table = _decode_dictionaries(table)
     schema = ds.Features.from_arrow_schema(table.schema).arrow_schema
     if not table.schema.equals(schema):
-        table = table.cast(schema)
+        table = _cast(table, schema)
     fingerprint = ds.fingerprint.generate_random_fingerprint()
     return ds.Dataset(table, fingerprint=fingerprint)
+
+
+def _cast(table: Any, schema: Any) -> Any:
+    """``table.cast(schema)``; pyarrow 26 casts no dictionary of string views nested in a
+    struct or list (polars' Categorical in a struct) to its values: such a table goes
+    through large strings (the dictionary's values, then the decoded ones) and back."""
+    pa = arrowkit.pa_module()
+    try:
+        return table.cast(schema)
+    except pa.ArrowNotImplementedError:
+        if not arrowkit.views_left(table):
+            raise
+    large = pa.schema([f.with_type(arrowkit.large_views(pa, f.type)) for f in schema])
+    return arrowkit.without_views(table).cast(large).cast(schema)
 
 
 def _decode_dictionaries(table: Any) -> Any:

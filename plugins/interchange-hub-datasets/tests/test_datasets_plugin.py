@@ -743,3 +743,17 @@ def test_the_bound_export_is_the_export(hub: ih.Hub, make: Any) -> None:
         if schema is not None:
             assert schema.equals(full.schema, check_metadata=True)
             assert b"huggingface" not in (schema.metadata or {})
+
+
+def test_a_categorical_inside_a_struct_reaches_a_dataset_decoded(hub: ih.Hub) -> None:
+    # polars' Categorical is a dictionary of string views; pyarrow casts none nested in a
+    # struct to its values (found by the fuzzer: ConversionError mid-run). Both the table
+    # and a lazy frame of it, with and without copy=True.
+    values = [{"c": "a", "n": 1}, {"c": None, "n": 2}, None, {"c": "b", "n": 3}]
+    frame = pl.DataFrame(
+        {"s": pl.Series(values, dtype=pl.Struct({"c": pl.Categorical, "n": pl.Int64}))}
+    )
+    for source, copy in [(frame, None), (frame, True), (frame.lazy(), True)]:
+        with pytest.warns(ih.LossyConversionWarning, match="dictionary encoding is dropped"):
+            ds = hub.convert(source, to="datasets", copy=copy)
+        assert ds.num_rows == 4 and ds.data.column("s").to_pylist() == values

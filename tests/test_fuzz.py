@@ -290,3 +290,19 @@ def test_bools_beside_float16_columns_become_a_float16_tensor(hub: ih.Hub) -> No
     out = hub.convert(frame, to="numpy")
     assert out.dtype == np.float16 and out.tolist() == frame.to_numpy().tolist()
     assert hub.convert(pa.table(frame), to="numpy").tolist() == out.tolist()
+
+
+def test_an_arrow_dictionary_column_of_pandas_comes_back_as_it_was(hub: ih.Hub) -> None:
+    # Table.from_pandas writes pd.ArrowDtype(dictionary)'s name into the pandas metadata,
+    # and to_pandas cannot read it back ("data type 'dictionary<...>[pyarrow]' not
+    # understood"; found by the fuzzer, ConversionError mid-run): such a column is
+    # wrapped in pd.ArrowDtype again, as it came.
+    dtype = pd.ArrowDtype(pa.dictionary(pa.int32(), pa.string()))
+    frame = pd.DataFrame({"d": pd.array(["a", "b", None], dtype=dtype), "x": [1, 2, 3]})
+    for copy in (None, True):
+        out = hub.convert(frame, to="pandas", copy=copy)
+        assert out.equals(frame) and out.dtypes.to_dict() == frame.dtypes.to_dict()
+        series = hub.convert(frame[["d"]], to=pd.Series, copy=copy)
+        assert series.dtype == dtype and series.tolist() == frame["d"].tolist()
+        if copy:
+            assert hub.shared_bytes(frame, out) == 0

@@ -879,6 +879,41 @@ def _table_categories_ready(table: Any, repeated: bool = False) -> Any:
 
 
 def _to_frame(table: Any, copy: bool | None) -> Any:
+    try:
+        return _frame_of(table, copy)
+    except TypeError as exc:
+        if "[pyarrow]' not understood" not in str(exc):
+            raise
+        table, wrapped = _unreadable_dtypes_left_out(table)
+        if not wrapped:
+            raise
+        return _frame_of(table, copy, wrapped)
+
+
+def _unreadable_dtypes_left_out(table: Any) -> tuple[Any, frozenset[str]]:
+    """``table`` without the pandas metadata of columns whose dtype pandas cannot read
+    back (``pd.ArrowDtype`` of a dictionary: "dictionary<values=string, ...>[pyarrow]"
+    is written by ``Table.from_pandas`` and refused by ``to_pandas``), and their names:
+    they are wrapped in ``pd.ArrowDtype`` again, as they came."""
+    meta = table.schema.pandas_metadata or {}
+    wrapped = set()
+    for col in meta.get("columns", []):
+        dtype = col.get("numpy_type", "")
+        if isinstance(dtype, str) and dtype.endswith("[pyarrow]"):
+            try:
+                _pd().api.types.pandas_dtype(dtype)
+            except TypeError:
+                wrapped.add(col.get("field_name") or col.get("name"))
+                col["numpy_type"] = "object"
+    if not wrapped:
+        return table, frozenset()
+    metadata = {**(table.schema.metadata or {}), b"pandas": json.dumps(meta).encode()}
+    return table.replace_schema_metadata(metadata), frozenset(wrapped)
+
+
+def _frame_of(table: Any, copy: bool | None, wrapped: frozenset[str] = frozenset()) -> Any:
+    """The DataFrame of ``table`` (see :func:`_to_frame`); the columns named in
+    ``wrapped`` are wrapped in ``pd.ArrowDtype`` as they are."""
     pa = arrowkit.pa_module()
     if not all(arrowkit.has_plain_layout(f.type) for f in table.schema):
         # list views and run-end encoding have no pandas block: rebuilt, decoded (a copy)
@@ -902,7 +937,11 @@ def _to_frame(table: Any, copy: bool | None) -> Any:
     # Extension types (opaque, bool8, uuid, ...) and unions are wrapped as they are, by
     # pd.ArrowDtype (to_pandas with a types_mapper fails on them, or turns their storage
     # into floats; it has no pandas block for unions).
-    extension = [i for i, col in enumerate(table.columns) if _is_extension(pa, col.type)]
+    extension = [
+        i
+        for i, (name, col) in enumerate(zip(table.column_names, table.columns, strict=True))
+        if _is_extension(pa, col.type) or name in wrapped
+    ]
     mapper = _arrow_backed
     masked_types = {table.column(i).type for i in needs_mask}
     if masked_types and not masked_types & {
@@ -933,7 +972,7 @@ def _to_frame(table: Any, copy: bool | None) -> Any:
             if _read_only(frame.iloc[:, i].array):  # e.g. categorical codes viewing Arrow
                 frame.isetitem(i, frame.iloc[:, i].copy(deep=True))
     for i, col in enumerate(table.columns):
-        if pa.types.is_dictionary(col.type):
+        if pa.types.is_dictionary(col.type) and table.column_names[i] not in wrapped:
             frame.isetitem(i, _typed_categories(frame.iloc[:, i], col.type))
     return frame
 

@@ -454,12 +454,9 @@ def test_a_table_reaches_jax_in_one_copy_the_hubs_aligned_tensor(hub: ih.Hub) ->
         assert plan.zero_copy == ALIGNED_KNOWN and ptr(shared) % 64 == 0
 
 
-def test_a_route_planned_for_a_small_table_shares_a_large_ones_tensor(
-    hub: ih.Hub, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Tables of any size share a cached route: a small one's tensor is copied by jax
-    # (quicker than its DLPack import), a large one's, which the hub makes at 64 bytes,
-    # is viewed, whichever came first; sizes may alternate (each change plans anew once).
+@pytest.fixture
+def jax_copies(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The element counts of the tensors jax copies itself (its ``_copy``), in order."""
     copies: list[int] = []
     real = interchange_hub_jax._copy
 
@@ -468,7 +465,15 @@ def test_a_route_planned_for_a_small_table_shares_a_large_ones_tensor(
         return real(value, new)
 
     monkeypatch.setattr(interchange_hub_jax, "_copy", counted)
+    return copies
 
+
+def test_a_route_planned_for_a_small_table_shares_a_large_ones_tensor(
+    hub: ih.Hub, jax_copies: list[int]
+) -> None:
+    # Tables of any size share a cached route: a small one's tensor is copied by jax
+    # (quicker than its DLPack import), a large one's, which the hub makes at 64 bytes,
+    # is viewed, whichever came first; sizes may alternate (each change plans anew once).
     def table(n: int) -> pa.Table:
         return pa.table({"a": np.arange(float(n)), "b": np.arange(float(n)) * 2})
 
@@ -476,41 +481,32 @@ def test_a_route_planned_for_a_small_table_shares_a_large_ones_tensor(
         # (None: either; a small tensor on the large one's route is viewed where numpy's
         # allocation happens to fall on a 64-byte boundary, else planned anew and copied)
         for n, copied in [(1000, True), (20_000, False), (1000, None), (30_000, False)]:
-            before = len(copies)
+            before = len(jax_copies)
             x = hub.convert(table(n), to="jax")
             assert x.shape == (n, 2) and float(x[n - 1, 1]) == 2.0 * (n - 1)
             if copied is not None:
-                assert (len(copies) > before) == (copied or not ALIGNED_KNOWN), (n, copies)
+                assert (len(jax_copies) > before) == (copied or not ALIGNED_KNOWN), (n, jax_copies)
 
 
 def test_a_large_frame_after_a_small_one_takes_the_route_of_its_size(
-    hub: ih.Hub, monkeypatch: pytest.MonkeyPatch
+    hub: ih.Hub, jax_copies: list[int]
 ) -> None:
     # A small polars frame goes through its own to_numpy, which jax then copies (its copy
     # of a small buffer is quicker than a view); a large one through Arrow into the hub's
     # aligned tensor, which jax views: one copy, not two. The route is chosen per size
     # class (Estimate.by_size), so the large frame does not take the small one's route.
-    copies: list[int] = []
-    real = interchange_hub_jax._copy
-
-    def counted(value: Any, new: bool) -> Any:
-        copies.append(int(value.size))
-        return real(value, new)
-
-    monkeypatch.setattr(interchange_hub_jax, "_copy", counted)
-
     def frame(n: int) -> pl.DataFrame:
         return pl.DataFrame({"a": np.arange(float(n)), "b": np.arange(float(n)) * 2})
 
     with jax.enable_x64(True):
         small = hub.convert(frame(1000), to="jax")
-        assert small.shape == (1000, 2) and copies == [2000]
+        assert small.shape == (1000, 2) and jax_copies == [2000]
         plan = hub.plan(frame(100_000), to="jax")
         if ALIGNED_KNOWN:
             assert plan.copied_bytes == 16 * 100_000 and plan.steps[-1].copies == (), str(plan)
         large = hub.convert(frame(100_000), to="jax")
         assert large.shape == (100_000, 2) and float(large[-1, 1]) == 2.0 * 99_999
-        assert copies == [2000] if ALIGNED_KNOWN else len(copies) == 2
+        assert jax_copies == [2000] if ALIGNED_KNOWN else len(jax_copies) == 2
         # and back: a small frame is copied by jax again, not sent the large one's way
         assert [s.edge for s in hub.plan(frame(1000), to="jax").steps] == [
             s.edge for s in hub.plan(frame(10), to="jax").steps

@@ -75,6 +75,9 @@ _Cost = tuple[int, int, int, int, int, int]
 class _Route:
     steps: list[Step]
     cost: _Cost
+    # An estimate made in the search that found it said its choice depends on the data's
+    # size (Estimate.by_size): the route is kept for this size class alone.
+    by_size: bool = False
 
 
 @record(frozen=False)
@@ -186,13 +189,12 @@ class Router:
             if steps is not None and (sized or not any(s.estimate.by_size for s in steps)):
                 return self._finish(names, info, steps, request, source.is_one_shot(obj))
         generation = self._cache.generation
-        searched: list[bool] = []
-        route = self._search(start, info, request, names, searched)
+        route = self._search(start, info, request, names)
         self._cache.remember_route(
             key,
             tuple(s.edge for s in route.steps),
             generation,
-            size_class if any(searched) else None,  # (see Estimate.by_size)
+            size_class if route.by_size else None,
         )
         return self._finish(names, info, route.steps, request, source.is_one_shot(obj))
 
@@ -226,19 +228,11 @@ class Router:
             return None  # the route loses these columns' names: look for one that keeps them
         return steps
 
-    def _search(
-        self,
-        start: str,
-        info: DataInfo,
-        req: Request,
-        names: tuple[str, str],
-        by_size: list[bool] | None = None,
-    ) -> _Route:
-        """The cheapest route; ``by_size`` gets True appended where an estimate made on
-        the way says its choice depends on the data's size (``Estimate.by_size``)."""
+    def _search(self, start: str, info: DataInfo, req: Request, names: tuple[str, str]) -> _Route:
         index = self._index()
         passable = self._passable() | {start}
         best: _Route | None = None
+        by_size = False  # (see _Route.by_size)
         cheapest_copying: _Route | None = None
         failures: list[_Failure] = []
         direct_first = req.device is None and req.dtype is None
@@ -251,7 +245,7 @@ class Router:
             sat: bool,
             cost: _Cost,
         ) -> None:
-            nonlocal best, cheapest_copying
+            nonlocal best, cheapest_copying, by_size
             if best is not None and cost >= best.cost:
                 # Branch and bound: every part of the cost only grows with each step, and
                 # each step adds one, so no route on from here can be cheaper than the best
@@ -314,8 +308,7 @@ class Router:
                 except Unroutable as exc:
                     failures.append(_Failure(str(exc), edge, len(steps)))
                     continue
-                if est.by_size and by_size is not None and not by_size:
-                    by_size.append(True)
+                by_size = by_size or est.by_size
                 step = Step(edge, data, est, sat)
                 visit(
                     edge.target,
@@ -328,6 +321,7 @@ class Router:
 
         visit(start, info, [], frozenset({start}), False, _NO_COST)
         if best is not None:
+            best.by_size = by_size
             return best
         if cheapest_copying is not None:
             raise CopyRequiredError(_copy_message(cheapest_copying), _copied(cheapest_copying))

@@ -1082,6 +1082,13 @@ def test_masked_integers_are_the_arrays_pandas_makes(col: Any) -> None:
     for buf in (b for chunk in getattr(col, "chunks", [col]) for b in chunk.buffers() if b):
         here = np.frombuffer(buf, np.uint8)
         assert not np.shares_memory(made._data, here) and not np.shares_memory(made._mask, here)
+    shared = _masked_integers(col, share=True)  # one chunk: a read-only view of the values
+    assert np.array_equal(shared._mask, made._mask)
+    assert np.array_equal(shared._data[kept], made._data[kept])
+    chunks = [c for c in getattr(col, "chunks", [col]) if len(c)]
+    if len(chunks) == 1 and chunks[0].null_count:
+        assert not shared._data.flags.writeable
+        assert np.shares_memory(shared._data, np.frombuffer(chunks[0].buffers()[1], np.uint8))
 
 
 NUMERIC_TABLES_WITH_NULLS = {
@@ -1176,6 +1183,54 @@ def test_integer_columns_with_nulls_reach_pandas_series_as_to_pandas_makes_them(
         pd.testing.assert_series_equal(series, expected)
     series.iloc[0] = 1  # its own values: the source never changes
     assert col.to_pylist() == expected.astype(object).where(expected.notna(), None).tolist()
+
+
+def _values_of(col: Any) -> Any:
+    chunk = col.chunk(0) if isinstance(col, pa.ChunkedArray) else col
+    return np.frombuffer(chunk.buffers()[1], np.uint8)
+
+
+@pytest.mark.parametrize("source", ["pyarrow table", "polars frame", "arrow column"])
+def test_integer_nulls_reach_pandas_with_their_values_shared_copy_on_write(
+    source: str, hub: ih.Hub
+) -> None:
+    # pandas' masked Int64 needs a mask of its own (a byte a row, from the bitmap); the
+    # values are Arrow's, shared read-only and checked by address; the plan says so (the
+    # mask's bytes, not the values'), and a write through pandas copies the column first.
+    rows = 1000
+    ints = pa.array([None if i % 10 == 3 else i * 7 for i in range(rows)], pa.int64())
+    floats = pa.array([None if i % 10 == 5 else i / 4 for i in range(rows)])
+    table = pa.table({"i": ints, "f": floats})
+    obj: Any = {"pyarrow table": table, "polars frame": pl.from_arrow(table), "arrow column": ints}[
+        source
+    ]
+    arrow = pa.table(obj) if source == "polars frame" else table  # polars' own buffers
+    before = arrow.column("i").to_pylist()
+    for _ in range(2):  # planned, then the bound run
+        plan = hub.plan(obj, to="pandas")
+        out = hub.convert(obj, to="pandas")
+        column = out if source == "arrow column" else out["i"]
+        assert str(column.dtype) == "Int64" and column.isna().sum() == 100
+        assert np.shares_memory(column.array._data, _values_of(arrow.column("i")))
+        assert not column.array._data.flags.writeable
+        assert column.array._mask.flags.writeable  # the mask is pandas' own
+    (mask,) = [c for c in plan.copies if c.column in ("i", "")]
+    assert mask.nbytes == rows and "values are shared" in mask.reason
+    with pytest.raises(ValueError, match="read-only"):
+        column.array[0] = 5  # the array itself: numpy refuses, as for the float columns
+    if source == "arrow column":
+        out.iloc[0] = 5
+        out.fillna(0, inplace=True)
+    else:
+        out.loc[0, "i"] = 5
+        out.iloc[1, 0] = 6
+        out.fillna(0, inplace=True)
+        out["i"] += 1
+    assert arrow.column("i").to_pylist() == before  # pandas copied the column to write
+    own = hub.convert(obj, to="pandas", copy=True)
+    own_column = own if source == "arrow column" else own["i"]
+    assert own_column.array._data.flags.writeable
+    assert not np.shares_memory(own_column.array._data, _values_of(arrow.column("i")))
 
 
 def test_the_torch_route_key_finds_column_major_tensors_as_transposing_would() -> None:

@@ -18,7 +18,7 @@ from interchange_hub.adapter import Buffer
 from interchange_hub.errors import ConversionError, NoRouteError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
 
 
 def pa_module() -> Any:
@@ -370,10 +370,15 @@ def read_table(value: Any) -> Any:
     return pa.Table.from_batches([pa.record_batch(value)])
 
 
-def read_stream(value: Any) -> Any:
-    """A pyarrow Table from an ``__arrow_c_stream__`` producer, its lengths checked."""
+def read_stream(value: Any, schema: Any = None) -> Any:
+    """A pyarrow Table from an ``__arrow_c_stream__`` producer, its lengths checked;
+    ``schema``: passed on as the PyCapsule interface's ``requested_schema`` (which a
+    producer may ignore: the Table has the schema the producer gave)."""
     pa = pa_module()
-    table = pa.table(value)
+    if schema is None:
+        table = pa.table(value)
+    else:
+        table = pa.RecordBatchReader.from_stream(value, schema=schema).read_all()
     try:
         table.validate()  # lengths only: O(columns x chunks), no data read
     except pa.ArrowInvalid as exc:
@@ -384,6 +389,37 @@ def read_stream(value: Any) -> Any:
             "to its rows (or as a column's stream, whose structs are nullable)"
         ) from exc
     return table
+
+
+def read_table_asking(value: Any, wanted: Callable[[Any], Any]) -> Any:
+    """A pyarrow Table from ``value``, as :func:`read_table` reads it, except that a
+    stream producer saying its schema (``__arrow_c_schema__``) is asked for
+    ``wanted(schema)`` where that differs (the PyCapsule interface's
+    ``requested_schema``): a producer that honours it converts its own data (the polars
+    adapter's export: polars' own string_view -> large_string, about twice the speed of
+    pyarrow's cast), one that does not gives its own schema, as without asking: the
+    caller converts what is left as it would have. pyarrow objects are read as they are."""
+    pa = pa_module()
+    cls = type(value)
+    if (
+        cls is pa.Table
+        or cls is pa.RecordBatch
+        or not hasattr(cls, "__arrow_c_schema__")
+        or not hasattr(cls, "__arrow_c_stream__")
+    ):
+        return read_table(value)
+    own = pa.schema(value)
+    want = wanted(own)
+    return read_stream(value, None if want.equals(own) else want)
+
+
+def without_views_schema(schema: Any) -> Any:
+    """``schema`` with views cast to large types at every depth, dictionaries' values too
+    (what :func:`without_views` casts to; field metadata kept)."""
+    pa = pa_module()
+    return pa.schema(
+        [f.with_type(_without_views(pa, f.type)) for f in schema], metadata=schema.metadata
+    )
 
 
 def read_column(value: Any) -> Any:

@@ -110,3 +110,96 @@ def test_a_failing_route_key_falls_back_to_the_slow_path() -> None:
     box = boxes.Box(pa.table({"a": [1, 2]}))
     for _ in range(3):
         assert hub.convert(box, to="polars").shape == (2, 1)  # no raw RuntimeError
+
+
+def _strings_frame(rows: int) -> pl.DataFrame:
+    numbers = pl.int_range(rows, eager=True)
+    return pl.DataFrame(
+        {"a": numbers.cast(pl.String), "b": (numbers * 7).cast(pl.String), "n": numbers}
+    )
+
+
+def _polars_casts(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The compat levels of polars' own to_arrow calls (a spy: polars still runs)."""
+    calls: list[object] = []
+    to_arrow = pl.DataFrame.to_arrow
+
+    def spy(self: pl.DataFrame, *args: Any, **kwargs: Any) -> pa.Table:
+        calls.append(kwargs.get("compat_level"))
+        return to_arrow(self, *args, **kwargs)
+
+    monkeypatch.setattr(pl.DataFrame, "to_arrow", spy)
+    return calls
+
+
+@pytest.mark.parametrize("to", ["pandas", "nanoarrow"])
+def test_a_large_polars_frame_casts_its_own_views_when_the_consumer_asks(
+    to: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pandas' str dtype and nanoarrow need large_string: they ask the stream for it
+    # (requested_schema); polars' export honours it with its own conversion, which casts
+    # the columns side by side, for a frame large enough. Same result as the consumer's
+    # own cast, the plan the same, the source unchanged.
+    from interchange_hub.adapters import _polars
+
+    df = _strings_frame(300_000)
+    calls = _polars_casts(monkeypatch)
+    hub = ih.Hub()
+    plan = hub.plan(df, to=to)
+    results = [hub.convert(df, to=to) for _ in range(2)]  # planned, then the bound run
+    assert len(calls) == 2 and all(c is not None for c in calls)  # CompatLevel.oldest()
+    calls.clear()
+    monkeypatch.setattr(_polars, "_large_on_request", lambda ctx: None)
+    plain = ih.Hub()
+    expected = plain.convert(df, to=to)
+    assert not calls  # without the asking: polars' stream as it is, the consumer casts
+    assert str(plain.plan(df, to=to)) == str(plan)
+    for result in results:
+        if to == "pandas":
+            pd.testing.assert_frame_equal(result, expected)
+            assert str(result["a"].dtype) == "str"
+        else:
+            assert pa.table(result).schema.field("a").type == pa.large_string()
+            assert pa.table(result).equals(pa.table(expected))
+    assert df["a"].dtype == pl.String and df["a"][299_999] == "299999"
+
+
+def test_polars_frames_are_exported_as_they_are_below_the_size_or_without_views(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls = _polars_casts(monkeypatch)
+    hub = ih.Hub()
+    small = _strings_frame(1_000)
+    numbers = pl.DataFrame({"n": pl.int_range(600_000, eager=True)})
+    for df, to in ((small, "pandas"), (small, "nanoarrow"), (numbers, "pandas")):
+        for _ in range(2):
+            hub.convert(df, to=to)
+    big = _strings_frame(300_000)
+    for _ in range(2):
+        assert hub.convert(big, to="pyarrow").schema.field("a").type == pa.string_view()
+    assert not calls
+
+
+def test_the_large_types_stream_honours_only_the_request_it_was_made_for() -> None:
+    from interchange_hub.adapters._polars import _LargeOnRequest
+
+    df = pl.DataFrame(
+        {
+            "s": ["x", "y"],
+            "c": pl.Series(["p", "q"], dtype=pl.Categorical),
+            "l": [["a"], ["b", "c"]],
+            "i": [1, 2],
+        }
+    )
+    stream = _LargeOnRequest(df)
+    own = pa.table(df).schema
+    assert pa.schema(stream).equals(own)  # __arrow_c_schema__: polars' own export's
+    assert pa.table(stream).schema.equals(own)  # no request: as polars exports it
+    large = ih.arrowkit.without_views_schema(own)
+    assert str(large.field("l").type) == "large_list<item: large_string>"
+    got = pa.RecordBatchReader.from_stream(stream, schema=large).read_all()
+    assert got.schema.equals(large) and got.to_pylist() == pa.table(df).to_pylist()
+    # Any other schema (top-level strings only, as pandas asks): polars' own stream.
+    top = own.set(0, own.field(0).with_type(pa.large_string()))
+    other = pa.RecordBatchReader.from_stream(stream, schema=top).read_all()
+    assert other.schema.equals(own)

@@ -1023,6 +1023,15 @@ def _strings_cast_at_once(table: Any) -> Any:
     return arrowkit.cast_columns(table, schema)
 
 
+def _large_strings(schema: Any) -> Any:
+    """``schema`` with its string_view columns as large_string (the storage of pandas'
+    pyarrow-backed ``str`` dtype, which ``StringDtype.__from_arrow__`` casts them to)."""
+    pa = arrowkit.pa_module()
+    view = pa.string_view()
+    fields = [f.with_type(pa.large_string()) if f.type == view else f for f in schema]
+    return pa.schema(fields, metadata=schema.metadata)
+
+
 def _default_string_storage() -> str:
     """The storage of pandas' default string dtype (pandas 3: ``StringDtype(na_value=nan)``,
     the ``str`` dtype pyarrow's ``to_pandas`` gives strings), or "" where pandas keeps
@@ -1108,7 +1117,13 @@ def _import(value: Any, ctx: Context) -> Any:
             series = series.copy(deep=True)  # to_pandas may hand out a read-only view
         series = series.rename(name or None)
         return series if ctx.copy else share_on_write(series)
-    table = arrowkit.read_table(value)
+    if any(c.dtype == "string_view" for c in info.columns) and _default_string_storage() == (
+        "pyarrow"
+    ):
+        # pandas' str dtype casts string_view to large_string: asked of the producer first
+        table = arrowkit.read_table_asking(value, _large_strings)
+    else:
+        table = arrowkit.read_table(value)
     if want == Kind.TABLE and not ctx.copy and _numeric_frame(info):
         out = _numbers_frame(ctx)(table)
         if out is not None:

@@ -313,7 +313,11 @@ def convert(
 
     Use :func:`plan` to see the route, its copies and losses before anything runs.
     """
-    return default_hub().convert(
+    hub = _default if _default is not None else default_hub()
+    if as_dict is False and hub._loaded is not None:
+        # The hot path, what Hub.convert does, two calls less (0.3 us of a 2 us conversion)
+        return hub._planner.convert(obj, to, copy, device, strict, dtype)
+    return hub.convert(
         obj, to, copy=copy, device=device, strict=strict, dtype=dtype, as_dict=as_dict
     )
 

@@ -396,9 +396,10 @@ def read_table_asking(value: Any, wanted: Callable[[Any], Any]) -> Any:
     stream producer saying its schema (``__arrow_c_schema__``) is asked for
     ``wanted(schema)`` where that differs (the PyCapsule interface's
     ``requested_schema``): a producer that honours it converts its own data (the polars
-    adapter's export: polars' own string_view -> large_string, about twice the speed of
-    pyarrow's cast), one that does not gives its own schema, as without asking: the
-    caller converts what is left as it would have. pyarrow objects are read as they are."""
+    adapter's export: polars casts its columns side by side), one that ignores it gives
+    its own schema, as without asking, and one that refuses it (NotImplementedError,
+    TypeError) is read again without: the caller converts what is left as it would have.
+    pyarrow objects are read as they are."""
     pa = pa_module()
     cls = type(value)
     if (
@@ -410,7 +411,12 @@ def read_table_asking(value: Any, wanted: Callable[[Any], Any]) -> Any:
         return read_table(value)
     own = pa.schema(value)
     want = wanted(own)
-    return read_stream(value, None if want.equals(own) else want)
+    if want.equals(own):
+        return read_stream(value)
+    try:
+        return read_stream(value, want)
+    except (NotImplementedError, TypeError):  # a producer that takes no request
+        return read_stream(value)
 
 
 def without_views_schema(schema: Any) -> Any:

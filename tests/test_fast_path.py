@@ -1190,26 +1190,54 @@ def _values_of(col: Any) -> Any:
     return np.frombuffer(chunk.buffers()[1], np.uint8)
 
 
-@pytest.mark.parametrize("source", ["pyarrow table", "polars frame", "arrow column"])
+def _with_integer_nulls(rows: int) -> pa.Table:
+    ints = pa.array([None if i % 10 == 3 else i * 7 for i in range(rows)], pa.int64())
+    floats = pa.array([None if i % 10 == 5 else i / 4 for i in range(rows)])
+    return pa.table({"i": ints, "f": floats})
+
+
+_WRITES: dict[str, Any] = {
+    "loc": lambda out: out.loc.__setitem__((0, "i"), 5),
+    "iloc": lambda out: out.iloc.__setitem__((1, 0), 6),
+    "at": lambda out: out.at.__setitem__((2, "i"), 7),
+    "fillna inplace": lambda out: out.fillna(0, inplace=True),
+    "column +=": lambda out: out["i"].__iadd__(1),
+    "clip inplace": lambda out: out.clip(0, 10, inplace=True),
+    "where inplace": lambda out: out.where(out > 50, 0, inplace=True),
+    "series iloc": lambda out: out.iloc.__setitem__(0, 5),
+    "series fillna inplace": lambda out: out.fillna(0, inplace=True),
+    "series replace inplace": lambda out: out.replace(7, 9, inplace=True),
+}
+
+
+@pytest.mark.parametrize(
+    "source", ["pyarrow table", "polars frame", "arrow column", "table with pandas metadata"]
+)
 def test_integer_nulls_reach_pandas_with_their_values_shared_copy_on_write(
     source: str, hub: ih.Hub
 ) -> None:
     # pandas' masked Int64 needs a mask of its own (a byte a row, from the bitmap); the
     # values are Arrow's, shared read-only and checked by address; the plan says so (the
-    # mask's bytes, not the values'), and a write through pandas copies the column first.
+    # mask's bytes, not the values'), and each write through pandas copies the column.
     rows = 1000
-    ints = pa.array([None if i % 10 == 3 else i * 7 for i in range(rows)], pa.int64())
-    floats = pa.array([None if i % 10 == 5 else i / 4 for i in range(rows)])
-    table = pa.table({"i": ints, "f": floats})
-    obj: Any = {"pyarrow table": table, "polars frame": pl.from_arrow(table), "arrow column": ints}[
-        source
-    ]
+    table = _with_integer_nulls(rows)
+    if source == "table with pandas metadata":  # (the general run: index from metadata)
+        table = pa.Table.from_pandas(
+            table.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+        )
+    obj: Any = {"polars frame": pl.from_arrow(table), "arrow column": table.column("i")}.get(
+        source, table
+    )
     arrow = pa.table(obj) if source == "polars frame" else table  # polars' own buffers
     before = arrow.column("i").to_pylist()
+
+    def converted(**options: Any) -> Any:
+        out = hub.convert(obj, to="pandas", **options)
+        return out, (out if source == "arrow column" else out["i"])
+
     for _ in range(2):  # planned, then the bound run
         plan = hub.plan(obj, to="pandas")
-        out = hub.convert(obj, to="pandas")
-        column = out if source == "arrow column" else out["i"]
+        out, column = converted()
         assert str(column.dtype) == "Int64" and column.isna().sum() == 100
         assert np.shares_memory(column.array._data, _values_of(arrow.column("i")))
         assert not column.array._data.flags.writeable
@@ -1218,19 +1246,44 @@ def test_integer_nulls_reach_pandas_with_their_values_shared_copy_on_write(
     assert mask.nbytes == rows and "values are shared" in mask.reason
     with pytest.raises(ValueError, match="read-only"):
         column.array[0] = 5  # the array itself: numpy refuses, as for the float columns
-    if source == "arrow column":
-        out.iloc[0] = 5
-        out.fillna(0, inplace=True)
-    else:
-        out.loc[0, "i"] = 5
-        out.iloc[1, 0] = 6
-        out.fillna(0, inplace=True)
-        out["i"] += 1
-    assert arrow.column("i").to_pylist() == before  # pandas copied the column to write
-    own = hub.convert(obj, to="pandas", copy=True)
-    own_column = own if source == "arrow column" else own["i"]
-    assert own_column.array._data.flags.writeable
-    assert not np.shares_memory(own_column.array._data, _values_of(arrow.column("i")))
+    for name, write in _WRITES.items():
+        if name.startswith("series") != (source == "arrow column"):
+            continue
+        out, _ = converted()  # a fresh result each: each write is the first
+        write(out)
+        assert arrow.column("i").to_pylist() == before, name  # pandas copied, then wrote
+    _, own = converted(copy=True)
+    assert own.array._data.flags.writeable
+    assert not np.shares_memory(own.array._data, _values_of(arrow.column("i")))
+
+
+def test_an_integer_column_with_nulls_into_a_dataframe_copies_as_its_plan_says(
+    hub: ih.Hub,
+) -> None:
+    # A column asked for as a table goes through to_pandas, which copies the values: the
+    # plan says the values are copied, not only the mask.
+    col = _with_integer_nulls(100).column("i")
+    for _ in range(2):
+        plan = hub.plan(col, to=pd.DataFrame)
+        frame = hub.convert(col, to=pd.DataFrame)
+        assert not np.shares_memory(frame.iloc[:, 0].array._data, _values_of(col))
+        (copy,) = plan.copies
+        assert copy.nbytes > 100 and "data and mask are copied" in copy.reason
+
+
+def test_an_arrow_column_into_a_series_is_named_by_its_plan_bound_or_not(hub: ih.Hub) -> None:
+    # Table.column sets pyarrow's own name on the column, which to_pandas would give the
+    # Series; the bound run names it as the general run does.
+    from interchange_hub.adapters._pandas import _import
+
+    table = pa.table({"x": [1.0, 2.0], "k": pa.array([1, None])})
+    for name in ("x", "k"):
+        col = table.column(name)
+        info = hub.describe(col)
+        expected = _import(col, ih.adapter.Context(info, kind=ih.Kind.COLUMN)).name
+        names = [hub.convert(col, to="pandas").name for _ in range(2)]
+        assert names == [expected, expected]
+    assert hub.convert(pa.array([1.0, 2.0]), to="pandas").name is None
 
 
 def test_the_torch_route_key_finds_column_major_tensors_as_transposing_would() -> None:

@@ -203,3 +203,28 @@ def test_the_large_types_stream_honours_only_the_request_it_was_made_for() -> No
     top = own.set(0, own.field(0).with_type(pa.large_string()))
     other = pa.RecordBatchReader.from_stream(stream, schema=top).read_all()
     assert other.schema.equals(own)
+
+
+class _NoRequests:
+    """An Arrow stream producer that says its schema and refuses any requested_schema
+    (NotImplementedError, as the interface allows)."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self.table = table
+
+    def __arrow_c_schema__(self) -> object:
+        return self.table.schema.__arrow_c_schema__()
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        if requested_schema is not None:
+            raise NotImplementedError("this producer casts nothing")
+        return self.table.__arrow_c_stream__()
+
+
+@pytest.mark.parametrize("to", ["pandas", "nanoarrow"])
+def test_a_producer_that_takes_no_request_is_read_as_it_is(to: str) -> None:
+    # pandas and nanoarrow ask for large strings; a producer that refuses requests is
+    # read without asking, and the consumer casts.
+    table = pa.table({"s": pa.array(["x", None, "zz"], pa.string_view()), "n": [1, 2, 3]})
+    out = ih.convert(_NoRequests(table), to=to)
+    assert pa.table(out).column("s").to_pylist() == ["x", None, "zz"]

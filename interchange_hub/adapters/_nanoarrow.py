@@ -327,7 +327,7 @@ def _import(value: Any, ctx: Context) -> Any:
         if want == Kind.STREAM and info.kind != Kind.COLUMN:  # (a column's: read whole)
             value = arrowkit.pa_module().RecordBatchReader.from_stream(value)
         elif info.kind == Kind.TABLE and want == Kind.TABLE:
-            # the producer asked for large types: one that can converts its own data
+            # large types asked of the producer: one that can converts its own data
             value = arrowkit.read_table_asking(value, arrowkit.without_views_schema)
         else:
             value = arrowkit.read(value, info.kind, info)

@@ -725,9 +725,14 @@ def _import_estimate(ctx: Context) -> Estimate:
     shared = False
     # Integer columns with nulls whose values the run shares (:func:`_masked_integers`):
     # in a table of numbers (:func:`_numbers_frame`) or a column into a Series.
-    masks_only = not ctx.copy and (
-        (want == Kind.TABLE and _numeric_frame(info))
-        or (info.kind == Kind.COLUMN and want == Kind.COLUMN)
+    # (A column into a DataFrame goes through to_pandas, which copies them.)
+    masks_only = (
+        not ctx.copy
+        and _writes_copy()
+        and (
+            (want == Kind.TABLE and info.kind != Kind.COLUMN and _numeric_frame(info))
+            or (info.kind == Kind.COLUMN and want == Kind.COLUMN)
+        )
     )
     for col in info.columns:
         if masks_only and is_integer(col.dtype) and col.nulls > 0 and col.chunks == 1:
@@ -960,9 +965,17 @@ def _frame_of(table: Any, copy: bool | None, wrapped: frozenset[str] = frozenset
     ]
     mapper = _arrow_backed
     masked_types = {table.column(i).type for i in needs_mask}
-    if masked_types and not masked_types & {
-        col.type for i, col in enumerate(table.columns) if i not in needs_mask
-    }:
+    # A table with pandas metadata (which _numbers_frame leaves to this path: its index
+    # and dtypes are rebuilt from it) shares its integer columns' values as the table of
+    # numbers does (the plan cannot tell the two apart): they go apart, not by the mapper.
+    meta = table.schema.metadata
+    shares = not copy and _writes_copy() and bool(meta and b"pandas" in meta)
+    if (
+        masked_types
+        and not shares
+        and not masked_types
+        & {col.type for i, col in enumerate(table.columns) if i not in needs_mask}
+    ):
         # Each type of the columns with nulls is theirs alone: to_pandas makes the masked
         # arrays itself, through a mapper by type (a frame.insert each costs 0.1-0.3 ms).
         def mapper(arrow_type: Any) -> Any:
@@ -980,6 +993,10 @@ def _frame_of(table: Any, copy: bool | None, wrapped: frozenset[str] = frozenset
     for i in apart:
         if i in extension:
             column = _pd().arrays.ArrowExtensionArray(table.column(i))
+        elif shares and pa.types.is_integer(table.column(i).type):
+            # (as a Series: insert copies an array, and shares a Series' values)
+            values = _masked_integers(table.column(i), share=True)
+            column = _pd().Series(values, index=frame.index, copy=False)
         else:
             column = table.column(i).to_pandas(types_mapper=_nullable_mapper).array
         frame.insert(i, table.column_names[i], column)
@@ -1181,8 +1198,8 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any]:
                 series_of(_masked_integers(col, share=True), name=name, copy=False)
             )
         out = col.to_pandas(types_mapper=_nullable_mapper) if nulls else col.to_pandas()
-        if name is not None:  # (to_pandas names none; the setter costs 0.9 us)
-            out.name = name  # a new Series: set in place (rename copies it)
+        if out.name != name:  # (the setter costs 0.9 us; to_pandas names from pyarrow's
+            out.name = name  # own _name, which Table.column sets): in place, as rename
         return share_on_write(out)
 
     return series
@@ -1322,6 +1339,20 @@ def _numbers_frame(ctx: Context) -> Callable[[Any], Any]:
     return frame
 
 
+def _writes_copy() -> bool:
+    """Whether pandas copies a block that another object refers to before writing to it
+    (copy-on-write: always in pandas 3, the ``mode.copy_on_write`` option in pandas 2),
+    which :func:`share_on_write` relies on to keep shared memory from being written."""
+    if _pandas_3():
+        return True
+    return _pd().options.mode.copy_on_write is True
+
+
+@cache
+def _pandas_3() -> bool:
+    return int(_pd().__version__.split(".")[0]) >= 3
+
+
 def _masked_integers(col: Any, share: bool = False) -> Any:
     """An Arrow integer Array or ChunkedArray with nulls as pandas' masked array (Int64,
     UInt8, ...), made from its buffers: the mask unpacked from the validity bitmap,
@@ -1329,7 +1360,8 @@ def _masked_integers(col: Any, share: bool = False) -> Any:
     copies them: writable memory of pandas' own) or, with ``share`` and one chunk, a
     read-only view of Arrow's buffer, which the caller makes safe to write to with
     :func:`share_on_write` (pandas copies the column on its first write, as for the
-    numeric columns ``to_pandas(split_blocks=True)`` shares).
+    numeric columns ``to_pandas(split_blocks=True)`` shares), where pandas copies before
+    writing (:func:`_writes_copy`).
     It equals what pandas' ``__from_arrow__`` makes (values under nulls included): 12.8
     ms for 10,000,000 int64 values, against 34.9 ms through ``to_pandas`` with a
     ``types_mapper``, which builds the mask as a boolean Arrow array and inverts a copy;
@@ -1342,7 +1374,7 @@ def _masked_integers(col: Any, share: bool = False) -> Any:
     parts = [_chunk_masked(np, dtype, c) for c in chunks]
     if len(parts) == 1:
         values, mask = parts[0]
-        if share:
+        if share and _writes_copy():
             values = values.view()  # (read-only: a write goes through pandas' copy)
             values.flags.writeable = False
         else:

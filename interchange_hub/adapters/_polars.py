@@ -416,11 +416,15 @@ class _LargeOnRequest:
         frame = self.frame
         if requested_schema is not None:
             pa = arrowkit.pa_module()
-            asked = pa.Schema._import_from_c_capsule(requested_schema)
+            try:
+                asked = pa.Schema._import_from_c_capsule(requested_schema)
+            except (pa.ArrowInvalid, TypeError, ValueError):  # not a schema of a table
+                return frame.__arrow_c_stream__()
             own = self.schema()
             if not asked.equals(own) and asked.equals(arrowkit.without_views_schema(own)):
                 table = frame.to_arrow(compat_level=_pl().CompatLevel.oldest())
-                if not table.schema.equals(asked):  # (another polars: pyarrow's cast)
+                # (metadata as asked; another polars' other types: pyarrow's cast)
+                if not table.schema.equals(asked, check_metadata=True):
                     table = arrowkit.cast_columns(table, asked)
                 return table.__arrow_c_stream__()
         return frame.__arrow_c_stream__()

@@ -996,6 +996,9 @@ def _frame_of(table: Any, copy: bool | None, wrapped: frozenset[str] = frozenset
         elif shares and pa.types.is_integer(table.column(i).type):
             # (as a Series: insert copies an array, and shares a Series' values)
             values = _masked_integers(table.column(i), share=True)
+            if not frame.shape[1] and len(frame.index) != len(values):
+                # no column yet (all apart): an array inserted first would set the rows
+                frame.index = _pd().RangeIndex(len(values))
             column = _pd().Series(values, index=frame.index, copy=False)
         else:
             column = table.column(i).to_pandas(types_mapper=_nullable_mapper).array

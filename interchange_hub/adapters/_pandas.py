@@ -1045,7 +1045,11 @@ def _strings_cast_at_once(table: Any) -> Any:
 
 def _large_strings(schema: Any) -> Any:
     """``schema`` with its string_view columns as large_string (the storage of pandas'
-    pyarrow-backed ``str`` dtype, which ``StringDtype.__from_arrow__`` casts them to)."""
+    pyarrow-backed ``str`` dtype, which ``StringDtype.__from_arrow__`` casts them to), or
+    as it is where pandas' strings are not pyarrow-backed. (Asked only of a producer that
+    says its schema: the storage is read from pandas' options, 10 us a call.)"""
+    if _default_string_storage() != "pyarrow":
+        return schema
     pa = arrowkit.pa_module()
     view = pa.string_view()
     fields = [f.with_type(pa.large_string()) if f.type == view else f for f in schema]
@@ -1137,9 +1141,7 @@ def _import(value: Any, ctx: Context) -> Any:
             series = series.copy(deep=True)  # to_pandas may hand out a read-only view
         series = series.rename(name or None)
         return series if ctx.copy else share_on_write(series)
-    if any(c.dtype == "string_view" for c in info.columns) and _default_string_storage() == (
-        "pyarrow"
-    ):
+    if any(c.dtype == "string_view" for c in info.columns):
         # pandas' str dtype casts string_view to large_string: asked of the producer first
         table = arrowkit.read_table_asking(value, _large_strings)
     else:

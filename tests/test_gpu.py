@@ -44,6 +44,49 @@ def test_cupy_to_torch_and_back_is_zero_copy(cp: Any, torch: Any) -> None:
     assert {b.device for b in ih.default_hub().buffers(t)} == {"cuda:0"}
 
 
+def test_repeated_hand_offs_run_the_kept_route_and_still_share(
+    cp: Any, torch: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # After the first, a conversion of an array or tensor of the same dtype, trailing
+    # shape, order and GPU is not described again: it runs the route kept for its route
+    # key (cupy's read from its own fields). Every result still shares the memory.
+    from interchange_hub.adapters import _cupy, _torch
+
+    described: list[str] = []
+    for cls in (_cupy.CupyAdapter, _torch.TorchAdapter):
+        real = cls.describe
+
+        def counted(self: Any, obj: Any, real: Any = real) -> Any:
+            described.append(type(obj).__name__)
+            return real(self, obj)
+
+        monkeypatch.setattr(cls, "describe", counted)
+    key = _cupy.CupyAdapter().route_key
+    hub = ih.Hub()
+    makers = {
+        "row-major": lambda n: cp.arange(n, dtype=cp.float32),
+        "column-major": lambda n: cp.asfortranarray(cp.arange(2.0 * n).reshape(n, 2)),
+    }
+    for order, make in makers.items():
+        arrays = [make(n) for n in (1000, 4000, 250)]
+        assert key(arrays[0]) == key(arrays[1]) is not None, order
+        kept = key(arrays[0])  # its device and order as cupy's public names say
+        assert isinstance(kept, tuple) and kept[-2:] == (x_device(arrays[0]), c_order(arrays[0]))
+        planned: list[list[str]] = []
+        for x in arrays:
+            t = hub.convert(x, to="torch")
+            assert t.is_cuda and t.data_ptr() == x.data.ptr and t.shape == x.shape, order
+            back = hub.convert(t, to="cupy")
+            assert back.data.ptr == x.data.ptr and back.strides == x.strides, order
+            planned.append(list(described))
+        assert {"ndarray", "Tensor"} <= set(planned[0]), planned  # planned the first time
+        assert planned[0] == planned[1] == planned[2], (order, planned)  # then kept
+    assert key(cp.arange(10.0)[::2]) is None  # strided: planned on every call
+    grad = torch.arange(8.0, device="cuda", requires_grad=True)
+    y = hub.convert(grad, to="cupy")
+    assert y.data.ptr == grad.data_ptr() and y.get().tolist() == list(range(8))
+
+
 def test_the_producers_stream_is_synchronised(cp: Any, torch: Any) -> None:
     stream = cp.cuda.Stream(non_blocking=True)
     with stream:
@@ -174,3 +217,11 @@ def test_cupy_passes_the_device_conformance_kit(cp: Any) -> None:
     from interchange_hub.devicetesting import assert_device_conforms
 
     assert_device_conforms(None, "cupy")
+
+
+def x_device(x: Any) -> int:
+    return int(x.device.id)
+
+
+def c_order(x: Any) -> bool:
+    return bool(x.flags.c_contiguous)

@@ -35,11 +35,12 @@ from interchange_hub.adapter import (
     Context,
     Edge,
     check_tensor_parts,
+    with_context,
 )
 from interchange_hub.errors import DeviceError
 
 if TYPE_CHECKING:
-    from collections.abc import Hashable, Mapping, Sequence
+    from collections.abc import Callable, Hashable, Mapping, Sequence
     from contextlib import AbstractContextManager
 
 _CUDA = ("cuda",)
@@ -91,10 +92,15 @@ class CupyAdapter(Adapter):
     def route_key(self, obj: Any) -> Hashable | None:
         if type(obj) is not _ndarray() or not obj.size:
             return None
-        flags = obj.flags
-        if not (flags.c_contiguous or flags.f_contiguous):
+        try:  # cupy's own fields: ndarray.flags and .device make an object each
+            c_order, f_order = obj._c_contiguous, obj._f_contiguous
+            device = obj.data.device_id
+        except AttributeError:  # a cupy without them: the public names
+            flags = obj.flags
+            c_order, f_order, device = flags.c_contiguous, flags.f_contiguous, obj.device.id
+        if not (c_order or f_order):
             return None
-        return (obj.dtype, obj.shape[1:], obj.ndim, obj.device.id, flags.c_contiguous)
+        return (obj.dtype, obj.shape[1:], obj.ndim, device, bool(c_order))
 
     def concat(self, parts: Sequence[Any]) -> Any:
         """``cupy.concatenate(parts, axis=0)`` on the first part's GPU: a copy."""
@@ -138,9 +144,27 @@ class CupyAdapter(Adapter):
     def edges(self) -> Sequence[Edge]:
         name = self.name
         return (
-            Edge("cupy", DLPACK, name, "__dlpack__", _export_estimate, _export, _NEEDS, _CUDA),
             Edge(
-                DLPACK, "cupy", name, "cupy.from_dlpack", _import_estimate, _import, _NEEDS, _CUDA
+                "cupy",
+                DLPACK,
+                name,
+                "__dlpack__",
+                _export_estimate,
+                _export,
+                _NEEDS,
+                _CUDA,
+                bind=_export_bind,
+            ),
+            Edge(
+                DLPACK,
+                "cupy",
+                name,
+                "cupy.from_dlpack",
+                _import_estimate,
+                _import,
+                _NEEDS,
+                _CUDA,
+                bind=_import_bind,
             ),
             Edge("cupy", DLPACK, name, "ndarray.get", _to_host_estimate, _to_host, _NEEDS, _CUDA),
             Edge(DLPACK, "cupy", name, "cupy.asarray", _to_gpu_estimate, _to_gpu, _NEEDS, _CPU),
@@ -174,6 +198,11 @@ def _export(value: Any, ctx: Context) -> Any:
     return value
 
 
+def _export_bind(ctx: Context) -> Callable[[Any], Any] | None:
+    """Nothing to run where the strides are not negative: the array is the producer."""
+    return with_context(_export, ctx) if ctx.info.layout == "negative" else None
+
+
 def _import_estimate(ctx: Context) -> Estimate:
     info = ctx.info
     if info.kind != Kind.TENSOR:
@@ -194,6 +223,19 @@ def _import(value: Any, ctx: Context) -> Any:
     if ctx.copy and not ctx.fresh:
         return arr.copy()
     return arr
+
+
+def _import_bind(ctx: Context) -> Callable[[Any], Any]:
+    """The run for ``ctx``: ``cupy.from_dlpack`` itself where nothing is copied."""
+    if ctx.copy and not ctx.fresh:
+        return with_context(_import, ctx)
+    cupy = _cupy()
+    ndarray, from_dlpack = cupy.ndarray, cupy.from_dlpack
+
+    def run(value: Any) -> Any:
+        return value if isinstance(value, ndarray) else from_dlpack(value)
+
+    return run
 
 
 # -- across devices: explicit copies -------------------------------------------------------------

@@ -39,11 +39,12 @@ from interchange_hub.adapter import (
     Context,
     Edge,
     check_tensor_parts,
+    with_context,
 )
 from interchange_hub.errors import DeviceError
 
 if TYPE_CHECKING:
-    from collections.abc import Hashable, Mapping, Sequence
+    from collections.abc import Callable, Hashable, Mapping, Sequence
     from contextlib import AbstractContextManager
 
 
@@ -154,15 +155,15 @@ class TorchAdapter(Adapter):
         if type(obj) is not tensor or obj.layout is not strided:
             return None
         shape = obj.shape
+        dims = len(shape)
         if 0 in shape or obj.is_conj() or obj.is_neg():
             return None  # empty and lazily conjugated/negated tensors: planned
         if obj.is_contiguous():
-            layout = "C"
-        elif len(shape) == 2 and _column_major(shape, obj.stride()):
-            layout = "F"  # column-major, as describe says
-        else:
-            return None  # strided: planned
-        return (obj.dtype, shape[1:], len(shape), obj.device, layout)
+            # (a 1-D tensor's trailing shape is (), without slicing a torch.Size: 0.2 us)
+            return (obj.dtype, shape[1:] if dims > 1 else (), dims, obj.device, "C")
+        if dims == 2 and _column_major(shape, obj.stride()):
+            return (obj.dtype, shape[1:], dims, obj.device, "F")  # as describe says
+        return None  # strided: planned
 
     def concat(self, parts: Sequence[Any]) -> Any:
         """``torch.cat(parts, dim=0)``: a copy, on the parts' device."""
@@ -194,7 +195,15 @@ class TorchAdapter(Adapter):
         need = ("torch",)
         return (
             Edge(
-                "torch", DLPACK, self.name, "__dlpack__", _export_estimate, _export, need, _DEVICES
+                "torch",
+                DLPACK,
+                self.name,
+                "__dlpack__",
+                _export_estimate,
+                _export,
+                need,
+                _DEVICES,
+                bind=_export_bind,
             ),
             Edge(
                 DLPACK,
@@ -205,6 +214,7 @@ class TorchAdapter(Adapter):
                 _import,
                 need,
                 _DEVICES,
+                bind=_import_bind,
             ),
             Edge("torch", "torch", self.name, "Tensor.to", _move_estimate, _move, need, _DEVICES),
             Edge(
@@ -323,6 +333,18 @@ def _export(value: Any, ctx: Context) -> Any:
     return value
 
 
+def _detached(value: Any) -> Any:
+    return value.detach() if value.requires_grad else value
+
+
+def _export_bind(ctx: Context) -> Callable[[Any], Any]:
+    """The run for ``ctx``: where the plan saw no lazy conjugate/negative bit, only the
+    detach (the route key plans such tensors every call, so no kept run meets one)."""
+    if Flag.LAZY_BIT in ctx.info.columns[0].flags:
+        return with_context(_export, ctx)
+    return _detached
+
+
 def _import_estimate(ctx: Context) -> Estimate:
     info = ctx.info
     if info.kind != Kind.TENSOR:
@@ -355,6 +377,20 @@ def _import(value: Any, ctx: Context) -> Any:
     if ctx.copy and not ctx.fresh and ctx.info.layout != "negative":
         return tensor.clone()
     return tensor
+
+
+def _import_bind(ctx: Context) -> Callable[[Any], Any]:
+    """The run for ``ctx``: ``torch.from_dlpack`` itself where nothing is copied (a
+    cupy array into torch on the GPU: 11.8 us against the direct call's 7.4, before)."""
+    if ctx.info.layout == "negative" or (ctx.copy and not ctx.fresh):
+        return with_context(_import, ctx)
+    torch = _torch()
+    tensor, from_dlpack = torch.Tensor, torch.from_dlpack
+
+    def run(value: Any) -> Any:
+        return value if isinstance(value, tensor) else from_dlpack(value)
+
+    return run
 
 
 @hookimpl

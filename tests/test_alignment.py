@@ -56,6 +56,23 @@ def test_new_matrix_is_aligned_from_64_kib_and_numpys_own_below() -> None:
     assert objects.shape == (10_000, 2) and objects.dtype == object
 
 
+def test_large_matrices_come_from_arrows_pool_and_go_back_to_it() -> None:
+    # The pool keeps freed pages for the next result (numpy maps fresh ones over 32 MiB).
+    pool = pa.default_memory_pool()
+    before = pool.bytes_allocated()
+    big = tensors.new_matrix(6000, 3, np.dtype("f4"))  # 70 KiB
+    assert pool.bytes_allocated() - before >= 6000 * 3 * 4
+    assert isinstance(big.base.base, pa.Buffer) and big.flags.writeable and not big.flags.owndata
+    assert big.shape == (6000, 3) and big.flags.f_contiguous and big.ctypes.data % 64 == 0
+    big[:, 2] = 7.0  # each column its own contiguous run of the buffer
+    assert big[:, 2].flags.c_contiguous and bool((big[:, 2] == 7.0).all())
+    view = big[:10]
+    del big
+    assert pool.bytes_allocated() - before >= 6000 * 3 * 4  # a view keeps the buffer
+    del view
+    assert pool.bytes_allocated() == before
+
+
 def test_aligned_empty_is_new_column_major_memory_at_64_bytes() -> None:
     for rows, cols, dtype in [(0, 3, "f8"), (1, 1, "i1"), (5, 3, "f4"), (1000, 4, "u2")]:
         a = tensors.aligned_empty((rows, cols), np.dtype(dtype))

@@ -1515,16 +1515,20 @@ def _stacked_to_numpy(table: pa.Table) -> np.ndarray:
     return np.column_stack([c.to_numpy() for c in table.columns])
 
 
+@pytest.mark.parametrize("mask_rows", [None, 13], ids=["one mask", "masks of 13 rows"])
 @pytest.mark.parametrize("threads", [False, True])
 def test_numeric_columns_written_in_place_are_the_stacked_to_numpy(
-    threads: bool, monkeypatch: pytest.MonkeyPatch
+    threads: bool, mask_rows: int | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # filled_columns: every integer and float type, with nulls and without, at offsets
     # inside a validity byte and past it, gives what stacking each column's to_numpy()
-    # gives (dtype by numpy's promotion, NaN where null, the values beneath too).
+    # gives (dtype by numpy's promotion, NaN where null, the values beneath too); with
+    # its NaN written a few rows at a time too, from row numbers that are no multiple of 8.
     from interchange_hub._bridge import tensors
     from interchange_hub._core import threads as pool
 
+    if mask_rows is not None:
+        monkeypatch.setattr(tensors, "MASK_ROWS", mask_rows)
     monkeypatch.setattr(tensors, "PARALLEL_FILL_BYTES", 0 if threads else 1 << 62)
     monkeypatch.setattr(pool, "workers", lambda: 2)
     on_threads = _count_calls(monkeypatch, pool, "side_by_side")

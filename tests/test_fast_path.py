@@ -1351,12 +1351,29 @@ def test_one_array_of_numbers_from_another_producer_reaches_polars_through_its_c
             assert hub.shared_bytes(out, data) == hub.shared_bytes(expected, data)
 
 
-def test_columns_cast_on_threads_are_the_table_cast(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Over PARALLEL_CAST_BYTES (0 here), the columns to cast are cast on threads: the
-    # table pyarrow's own cast gives, its errors too.
+def _large(schema: pa.Schema) -> pa.Schema:
+    """``schema`` with its views as large types, written out (what without_views casts to)."""
+    large = {pa.string_view(): pa.large_string(), pa.binary_view(): pa.large_binary()}
+    fields = []
+    for f in schema:
+        typ = f.type
+        if pa.types.is_list(typ):
+            typ = pa.list_(large.get(typ.value_type, typ.value_type))
+        fields.append(f.with_type(large.get(typ, typ)))
+    return pa.schema(fields, metadata=schema.metadata)
+
+
+@pytest.mark.parametrize("threads", [True, False], ids=["on threads", "column by column"])
+def test_columns_cast_on_threads_are_the_table_cast(
+    threads: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Over PARALLEL_CAST_BYTES (0 here), the columns to cast are cast on threads; below
+    # it, only they are cast, set into the table one by one: either way the table
+    # pyarrow's own cast gives (its schema's metadata too), its errors too.
     from interchange_hub import arrowkit
 
-    monkeypatch.setattr(arrowkit, "PARALLEL_CAST_BYTES", 0)
+    if threads:
+        monkeypatch.setattr(arrowkit, "PARALLEL_CAST_BYTES", 0)
     views = pa.table(
         {
             "s": pa.array(["a", None, "a longer string than twelve"], pa.string_view()),
@@ -1384,6 +1401,13 @@ def test_columns_cast_on_threads_are_the_table_cast(monkeypatch: pytest.MonkeyPa
     made = arrowkit.cast_columns(renamed, onto)
     assert str(made.schema) == str(renamed.cast(onto).schema) == str(onto)
     assert arrowkit.without_views(views).equals(views.cast(target))
+    # without_views keeps what it works out per schema, told apart by their metadata,
+    # which it keeps (as it does where there is nothing to cast)
+    other = views.replace_schema_metadata({"k": "w"})
+    for table in (views, other, views, other, pa.table({"n": [1]}, metadata={"m": "1"})):
+        made = arrowkit.without_views(table)
+        assert made.equals(table.cast(_large(table.schema)))
+        assert made.schema.metadata == table.schema.metadata
     strict = pa.schema([target.field(0), target.field(1).with_nullable(False), *list(target)[2:]])
     with pytest.raises(ValueError, match="non-nullable"):
         arrowkit.cast_columns(views, strict)

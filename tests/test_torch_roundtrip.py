@@ -521,3 +521,33 @@ def test_dtype_casts_that_keep_values_are_silent(case: str) -> None:
     make, dtype = EXACT_CASTS[case]
     out = HUB.convert(make(), to="torch", dtype=dtype, strict=True)  # warnings are errors
     assert str(out.dtype) == f"torch.{dtype}"
+
+
+@pytest.mark.parametrize("writeable", [True, False], ids=["writable", "read-only"])
+def test_torchs_dlpack_import_takes_numpy_arrays_as_from_numpy_shares_them(
+    writeable: bool,
+) -> None:
+    # The bound DLPack import into torch takes a numpy array (what a jax Array's export
+    # gives) with torch.from_numpy: the same memory, without torch's warning of a
+    # read-only array, and an array from_numpy refuses goes to torch.from_dlpack as before.
+    from interchange_hub._core.device import CPU
+    from interchange_hub.adapters import _torch
+
+    info = ih.DataInfo(
+        ih.Kind.TENSOR, (ih.Column("", "float64", 48, 0),), rows=6, shape=(6,), device=CPU
+    )
+    run = _torch._import_bind(ih.adapter.Context(info))
+    for arr in (np.arange(6.0), np.arange(12.0).reshape(3, 4).T, np.zeros((0, 2))):
+        arr.flags.writeable = writeable
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # torch's UserWarning would fail the test
+            out = run(arr)
+        assert isinstance(out, torch.Tensor)
+        assert out.data_ptr() == arr.ctypes.data or not arr.size
+        assert out.shape == arr.shape and out.stride() == tuple(s // 8 for s in arr.strides)
+        assert np.array_equal(out.numpy(), arr)
+    swapped = np.arange(3.0).astype(">f8")  # from_numpy refuses a byte order not the machine's
+    with pytest.raises(Exception) as caught:
+        torch.utils.dlpack.from_dlpack(swapped)
+    with pytest.raises(type(caught.value)):
+        run(swapped)

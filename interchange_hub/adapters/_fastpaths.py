@@ -90,9 +90,7 @@ def _from_numpy(value: Any, ctx: Context) -> Any:
         value = value.view("int64")
     # (a length-1 dimension's negative stride, which numpy ignores and torch refuses)
     value = tensors.plain_strides(value)
-    if not value.flags.writeable and not _TORCH_WARNED:
-        return _from_read_only(torch, value)
-    return torch.from_numpy(value)
+    return tensors.torch_from_numpy(torch, value)
 
 
 def _from_numpy_bind(ctx: Context) -> Callable[[Any], Any]:
@@ -107,9 +105,9 @@ def _from_numpy_bind(ctx: Context) -> Callable[[Any], Any]:
 
     def run(value: Any) -> Any:
         try:
-            if _TORCH_WARNED or value.flags.writeable:
+            if tensors.torch_warned or value.flags.writeable:
                 return from_numpy(value)
-            return _from_read_only(torch, value)
+            return tensors.torch_from_numpy(torch, value)
         except ValueError:  # (checked only on failure: the hot path pays nothing)
             # a length-1 dimension's negative stride: numpy calls the array contiguous
             # (the plan shares it), torch.from_numpy refuses it
@@ -119,24 +117,6 @@ def _from_numpy_bind(ctx: Context) -> Callable[[Any], Any]:
             return run(fixed)
 
     return run
-
-
-# torch warns once per process about a read-only array ("The given NumPy array is not
-# writable..."); the plan's WriteThroughWarning says it instead. The first read-only
-# array is converted with that warning silenced; torch then never gives it again, and
-# from_numpy (0.4 us) serves the rest, not from_dlpack (1.1 us).
-_TORCH_WARNED = False
-
-
-def _from_read_only(torch: Any, value: Any) -> Any:
-    global _TORCH_WARNED
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
-        tensor = torch.from_numpy(value)
-    _TORCH_WARNED = True
-    return tensor
 
 
 def _to_numpy_estimate(ctx: Context) -> Estimate:

@@ -8,11 +8,13 @@ aborts the process on them (pytorch#188023).
 
 from __future__ import annotations
 
+import sys
 from contextlib import nullcontext
 from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from interchange_hub._bridge import tensors
 from interchange_hub._c import cuda
 from interchange_hub._core import dtypes
 from interchange_hub._core.deps import require
@@ -381,14 +383,27 @@ def _import(value: Any, ctx: Context) -> Any:
 
 def _import_bind(ctx: Context) -> Callable[[Any], Any]:
     """The run for ``ctx``: ``torch.from_dlpack`` itself where nothing is copied (a
-    cupy array into torch on the GPU: 11.8 us against the direct call's 7.4, before)."""
+    cupy array into torch on the GPU: 11.8 us against the direct call's 7.4, before),
+    and for a numpy array (what a jax Array's export gives) ``torch.from_numpy``, the same
+    sharing at a third of the cost (0.5 us against 1.4), where it takes the array."""
     if ctx.info.layout == "negative" or (ctx.copy and not ctx.fresh):
         return with_context(_import, ctx)
     torch = _torch()
-    tensor, from_dlpack = torch.Tensor, torch.from_dlpack
+    tensor, from_dlpack, from_numpy = torch.Tensor, torch.from_dlpack, torch.from_numpy
+    numpy = sys.modules.get("numpy")  # (an ndarray's producer imported numpy before)
+    ndarray = numpy.ndarray if numpy is not None else None
 
     def run(value: Any) -> Any:
-        return value if isinstance(value, tensor) else from_dlpack(value)
+        if isinstance(value, tensor):
+            return value
+        if type(value) is ndarray:
+            try:
+                if tensors.torch_warned or value.flags.writeable:
+                    return from_numpy(value)
+                return tensors.torch_from_numpy(torch, value)
+            except (TypeError, ValueError):  # a dtype or strides from_numpy refuses:
+                pass  # DLPack's import decides, as without this
+        return from_dlpack(value)
 
     return run
 

@@ -670,7 +670,8 @@ def without_views(data: Any) -> Any:
     """
     pa = pa_module()
     if isinstance(data, pa.RecordBatchReader):
-        schema = pa.schema([f.with_type(_without_views(pa, f.type)) for f in data.schema])
+        fields = [f.with_type(_without_views(pa, f.type)) for f in data.schema]
+        schema = pa.schema(fields, metadata=data.schema.metadata)  # (as a table's)
         if schema == data.schema:
             return data
         if all(has_plain_layout(f.type) and not _union_of_views(pa, f.type) for f in data.schema):
@@ -694,17 +695,24 @@ def _view_free_schema(pa: Any, source: Any) -> tuple[Any, bool, tuple[int, ...]]
     casts to, whether every field's layout is plain (a cast is all it takes), and the
     columns whose type changes. Kept per schema (:data:`_VIEW_FREE`): worked out, it cost
     13 us a call for five columns of a polars frame, hashing and comparing one 3 us."""
-    kept = _VIEW_FREE.get(source)
+    try:
+        kept = _VIEW_FREE.get(source)
+    except TypeError:  # no hash: a Python extension type's, or metadata's (pyarrow <= 21)
+        return _work_out_view_free(pa, source)
     if kept is not None and kept[0].equals(source, check_metadata=True):
         return kept[1]
+    worked_out = _work_out_view_free(pa, source)
+    if len(_VIEW_FREE) >= 256:
+        _VIEW_FREE.clear()
+    _VIEW_FREE[source] = (source, worked_out)
+    return worked_out
+
+
+def _work_out_view_free(pa: Any, source: Any) -> tuple[Any, bool, tuple[int, ...]]:
     fields = [f.with_type(_without_views(pa, f.type)) for f in source]
     schema = pa.schema(fields, metadata=source.metadata)  # (kept, as a table without views)
     plain = all(has_plain_layout(f.type) and not _union_of_views(pa, f.type) for f in source)
-    changed = _changed(source, schema)
-    if len(_VIEW_FREE) >= 256:
-        _VIEW_FREE.clear()
-    _VIEW_FREE[source] = (source, (schema, plain, changed))
-    return schema, plain, changed
+    return schema, plain, _changed(source, schema)
 
 
 # Schemas :func:`_view_free_schema` worked out: {source: (source, (schema, plain, changed))}
@@ -752,9 +760,12 @@ def cast_columns(table: Any, schema: Any, changed: tuple[int, ...] | None = None
     columns = table.columns
     if any(not f.nullable and c.null_count for f, c in zip(schema, columns, strict=True)):
         return table.cast(schema)  # (pyarrow's error)
-    # (a view column's nbytes counts the bytes its views reach: 3 us for 1,000 rows; its
-    # buffers' size, 0.2 us, is at least that, and below the threshold settles it)
-    small = sum(columns[i].get_total_buffer_size() for i in changed) < PARALLEL_CAST_BYTES
+    # (a view column's nbytes counts the bytes its views reach: 3 us for 1,000 rows. A
+    # column of one chunk has buffers at least that large, their size read in 0.2 us; a
+    # column of several may share buffers, which that size counts once and nbytes in each)
+    small = all(columns[i].num_chunks == 1 for i in changed) and (
+        sum(columns[i].get_total_buffer_size() for i in changed) < PARALLEL_CAST_BYTES
+    )
     nbytes = 0 if small else sum(columns[i].nbytes for i in changed)
     if small or nbytes < PARALLEL_CAST_BYTES or pa.cpu_count() < 2:  # (set_cpu_count(1))
         # Only the columns whose type changes, each set into the table: Table.cast casts
@@ -763,8 +774,10 @@ def cast_columns(table: Any, schema: Any, changed: tuple[int, ...] | None = None
         for i in changed:
             field = schema.field(i)
             out = out.set_column(i, field, columns[i].cast(field.type))
-        metadata = schema.metadata
-        return out if out.schema.metadata == metadata else out.replace_schema_metadata(metadata)
+        if out.schema.equals(schema, check_metadata=True):
+            return out
+        # the other fields as the schema has them (nullability, metadata), as Table.cast
+        return pa.Table.from_arrays(out.columns, schema=schema)
     from interchange_hub._core.threads import side_by_side, workers
 
     step = _cast_slice_rows(nbytes, workers())

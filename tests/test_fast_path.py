@@ -1351,6 +1351,20 @@ def test_one_array_of_numbers_from_another_producer_reaches_polars_through_its_c
             assert hub.shared_bytes(out, data) == hub.shared_bytes(expected, data)
 
 
+class _Point(pa.ExtensionType):
+    """A Python extension type: pyarrow gives it __eq__ and no __hash__."""
+
+    def __init__(self) -> None:
+        super().__init__(pa.int64(), "test.point")
+
+    def __arrow_ext_serialize__(self) -> bytes:
+        return b""
+
+    @classmethod
+    def __arrow_ext_deserialize__(cls, storage_type: pa.DataType, serialized: bytes) -> _Point:
+        return cls()
+
+
 def _large(schema: pa.Schema) -> pa.Schema:
     """``schema`` with its views as large types, written out (what without_views casts to)."""
     large = {pa.string_view(): pa.large_string(), pa.binary_view(): pa.large_binary()}
@@ -1408,6 +1422,26 @@ def test_columns_cast_on_threads_are_the_table_cast(
         made = arrowkit.without_views(table)
         assert made.equals(table.cast(_large(table.schema)))
         assert made.schema.metadata == table.schema.metadata
+    # a layout a cast cannot make plain (a list view): the table is rebuilt, and the
+    # fields left alone keep their nullability and metadata, as a cast keeps them
+    kept = pa.field("i", pa.int64(), nullable=False, metadata={"u": "m"})
+    rebuilt = pa.table(
+        [pa.array([1, 2]), pa.array([[1], [2, 3]], pa.list_view(pa.int64())), views["s"][:2]],
+        schema=pa.schema([kept, pa.field("l", pa.list_view(pa.int64())), views.field("s")]),
+    )
+    made = arrowkit.without_views(rebuilt)
+    assert made.schema.field("i").equals(kept, check_metadata=True)
+    assert made.column("l").to_pylist() == [[1], [2, 3]] and made.column("s").type == "large_string"
+    # a schema that cannot be hashed (a Python extension type's) is worked out each time
+    point = _Point()
+    odd = pa.table(
+        {"p": pa.ExtensionArray.from_storage(point, pa.array([1, 2])), "s": views["s"][:2]}
+    )
+    with pytest.raises(TypeError):
+        hash(odd.schema)
+    for _ in range(2):
+        made = arrowkit.without_views(odd)
+        assert made.schema.field("p").type == point and made.column("s").type == "large_string"
     strict = pa.schema([target.field(0), target.field(1).with_nullable(False), *list(target)[2:]])
     with pytest.raises(ValueError, match="non-nullable"):
         arrowkit.cast_columns(views, strict)

@@ -73,6 +73,7 @@ def test_repeated_hand_offs_run_the_kept_route_and_still_share(
         kept = key(arrays[0])  # its device and order as cupy's public names say
         assert isinstance(kept, tuple) and kept[-2:] == (x_device(arrays[0]), c_order(arrays[0]))
         planned: list[list[str]] = []
+        described.clear()
         for x in arrays:
             t = hub.convert(x, to="torch")
             assert t.is_cuda and t.data_ptr() == x.data.ptr and t.shape == x.shape, order

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import functools
 import math
+import subprocess
+import sys
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -528,26 +530,50 @@ def test_torchs_dlpack_import_takes_numpy_arrays_as_from_numpy_shares_them(
     writeable: bool,
 ) -> None:
     # The bound DLPack import into torch takes a numpy array (what a jax Array's export
-    # gives) with torch.from_numpy: the same memory, without torch's warning of a
-    # read-only array, and an array from_numpy refuses goes to torch.from_dlpack as before.
+    # gives) with torch.from_numpy: the same memory, dtype, shape and strides as the
+    # general run's torch.from_dlpack, and an array from_numpy refuses goes to
+    # torch.from_dlpack as before (its warning: the next test, in a fresh process).
     from interchange_hub._core.device import CPU
     from interchange_hub.adapters import _torch
 
     info = ih.DataInfo(
         ih.Kind.TENSOR, (ih.Column("", "float64", 48, 0),), rows=6, shape=(6,), device=CPU
     )
-    run = _torch._import_bind(ih.adapter.Context(info))
+    ctx = ih.adapter.Context(info)
+    run = _torch._import_bind(ctx)
     for arr in (np.arange(6.0), np.arange(12.0).reshape(3, 4).T, np.zeros((0, 2))):
         arr.flags.writeable = writeable
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")  # torch's UserWarning would fail the test
-            out = run(arr)
-        assert isinstance(out, torch.Tensor)
-        assert out.data_ptr() == arr.ctypes.data or not arr.size
-        assert out.shape == arr.shape and out.stride() == tuple(s // 8 for s in arr.strides)
-        assert np.array_equal(out.numpy(), arr)
+        out, general = run(arr), _torch._import(arr, ctx)  # bound, and the general run
+        for made in (out, general):
+            assert isinstance(made, torch.Tensor)
+            assert made.data_ptr() == arr.ctypes.data or not arr.size
+            assert made.shape == arr.shape and made.stride() == tuple(s // 8 for s in arr.strides)
+            assert made.dtype == torch.float64 and np.array_equal(made.numpy(), arr)
     swapped = np.arange(3.0).astype(">f8")  # from_numpy refuses a byte order not the machine's
     with pytest.raises(Exception) as caught:
         torch.utils.dlpack.from_dlpack(swapped)
     with pytest.raises(type(caught.value)):
         run(swapped)
+
+
+def test_a_read_only_array_reaches_torch_without_torchs_warning() -> None:
+    # torch warns of a read-only array once per process, so in a fresh one: the DLPack
+    # import's bound run takes it with torch.from_numpy, and no UserWarning shows.
+    code = """
+import warnings
+import numpy as np
+import interchange_hub as ih
+from interchange_hub._core.device import CPU
+from interchange_hub.adapters import _torch
+warnings.simplefilter("error")
+arr = np.arange(6.0)
+arr.flags.writeable = False
+info = ih.DataInfo(ih.Kind.TENSOR, (ih.Column("", "float64", 48, 0),), rows=6, shape=(6,), device=CPU)
+out = _torch._import_bind(ih.adapter.Context(info))(arr)
+assert out.data_ptr() == arr.ctypes.data
+print("no warning")
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0 and "no warning" in done.stdout, done.stderr[-2000:]

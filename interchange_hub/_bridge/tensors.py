@@ -706,7 +706,8 @@ def filled_columns(chunks: list[Any], rows: int) -> Any:
     column with nulls becomes float64, as ``to_numpy()`` makes it), then NaN where its
     validity bitmap says null. The same array as stacking the columns' ``to_numpy()``
     (a test compares them), without a temporary array per column (peak memory: the
-    result, and a byte a row for each column with nulls being written: its mask), and
+    result, and a mask of a byte a row of :data:`MASK_ROWS` rows for each column with
+    nulls being written), and
     the columns written side by side on threads (numpy releases the GIL
     while it copies) from :data:`PARALLEL_FILL_BYTES`, a column with nulls in blocks of
     :data:`MASK_ROWS` rows: its values, then NaN over them while they are in the cache.

@@ -1351,7 +1351,7 @@ def test_one_array_of_numbers_from_another_producer_reaches_polars_through_its_c
             assert hub.shared_bytes(out, data) == hub.shared_bytes(expected, data)
 
 
-class _Point(pa.ExtensionType):
+class _Point(pa.ExtensionType):  # type: ignore[misc]  # (pyarrow has no stubs)
     """A Python extension type: pyarrow gives it __eq__ and no __hash__."""
 
     def __init__(self) -> None:

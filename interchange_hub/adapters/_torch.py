@@ -389,7 +389,7 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any]:
     if ctx.info.layout == "negative" or (ctx.copy and not ctx.fresh):
         return with_context(_import, ctx)
     torch = _torch()
-    tensor, from_dlpack, from_numpy = torch.Tensor, torch.from_dlpack, torch.from_numpy
+    tensor, from_dlpack = torch.Tensor, torch.from_dlpack
     numpy = sys.modules.get("numpy")  # (an ndarray's producer imported numpy before)
     ndarray = numpy.ndarray if numpy is not None else None
 
@@ -398,8 +398,6 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any]:
             return value
         if type(value) is ndarray:
             try:
-                if tensors.torch_warned or value.flags.writeable:
-                    return from_numpy(value)
                 return tensors.torch_from_numpy(torch, value)
             except (TypeError, ValueError):  # a dtype or strides from_numpy refuses:
                 pass  # DLPack's import decides, as without this

@@ -391,7 +391,7 @@ def test_arrow_columns_go_straight_to_jax(hub: ih.Hub) -> None:
     col = pa.array(list(range(1000)), pa.int32())  # pyarrow's allocator: 64-byte aligned
     assert col.buffers()[1].address % 64 == 0
     plan, x = checked(hub, col)
-    assert [s.edge.protocol for s in plan.steps][-1] == "Array.to_numpy+jax.device_put"
+    assert [s.edge.protocol for s in plan.steps][-1] == "Array.__dlpack__+jax.dlpack.from_dlpack"
     assert x.tolist() == list(range(1000))
     if ALIGNED_KNOWN:
         assert plan.zero_copy and ptr(x) == col.buffers()[1].address
@@ -402,6 +402,43 @@ def test_arrow_columns_go_straight_to_jax(hub: ih.Hub) -> None:
     plan, x = checked(hub, chunked)
     assert not plan.zero_copy and "2 chunks are concatenated" in reasons(plan)
     assert x.tolist() == list(range(1000))
+
+
+@pytest.mark.skipif(not ALIGNED_KNOWN, reason="this hub does not report alignment")
+@pytest.mark.parametrize("warnings_filter", ["ignore", "error"])
+def test_an_arrow_column_is_shared_through_either_of_its_ways(
+    hub: ih.Hub, warnings_filter: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pyarrow's own DLPack export where the warnings filter lets pyarrow 26 warn that the
+    unversioned capsule jax asks for is deprecated; the numpy view and device_put where it
+    makes that warning an error (as this project's tests do): both share, every time."""
+    col = pa.array([2.0 * i for i in range(4096)])  # pyarrow's allocator: aligned
+    address = col.buffers()[1].address
+    assert address % 64 == 0
+    puts: list[int] = []
+    put = interchange_hub_jax._device_put
+    monkeypatch.setattr(
+        interchange_hub_jax, "_device_put", lambda arr: puts.append(arr.size) or put(arr)
+    )
+    with jax.enable_x64(True), warnings.catch_warnings():
+        warnings.simplefilter(warnings_filter, DeprecationWarning)
+        plan = hub.plan(col, to="jax")
+        assert plan.zero_copy, str(plan)
+        for _ in range(3):  # the route kept: run as planned, still shared
+            x = hub.convert(col, to="jax")
+            assert ptr(x) == address and x.dtype == jnp.float64 and float(x[-1]) == 8190.0
+        sliced = col.slice(1)  # 8 bytes in: jax would copy; the route is planned again
+        y = hub.convert(sliced, to="jax")
+        assert ptr(y) != address + 8 and y.tolist() == sliced.to_pylist()
+    refused = warnings_filter == "error" and _pyarrow_warns_unversioned()
+    assert puts == ([4096] * 3 if refused else []), puts
+
+
+def _pyarrow_warns_unversioned() -> bool:
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        pa.array([1.0]).__dlpack__()
+    return any(issubclass(w.category, DeprecationWarning) for w in seen)
 
 
 def test_arrow_columns_with_nulls_and_other_types(hub: ih.Hub) -> None:

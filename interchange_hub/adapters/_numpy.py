@@ -88,7 +88,14 @@ class NumpyAdapter(Adapter):
                 "numpy", DLPACK, self.name, "__dlpack__", _export_estimate, passthrough, ("numpy",)
             ),
             Edge(
-                DLPACK, "numpy", self.name, "np.from_dlpack", _import_estimate, _import, ("numpy",)
+                DLPACK,
+                "numpy",
+                self.name,
+                "np.from_dlpack",
+                _import_estimate,
+                _import,
+                ("numpy",),
+                bind=_import_bind,
             ),
             Edge(
                 "numpy",
@@ -150,6 +157,20 @@ def _import_estimate(ctx: Context) -> Estimate:
     return Estimate(
         info, why="np.from_dlpack shares the producer's memory", shared_readonly=info.readonly
     )
+
+
+def _import_bind(ctx: Context) -> Callable[[Any], Any]:
+    """:func:`_import` for the hot path: without copy=, an ndarray as it is (what xarray's
+    and jax's exports hand on), anything else through ``np.from_dlpack``."""
+    if ctx.copy:
+        return lambda value: _import(value, ctx)
+    np = tensors.np_module()
+    ndarray, from_dlpack = np.ndarray, np.from_dlpack
+
+    def run(value: Any) -> Any:
+        return value if isinstance(value, ndarray) else from_dlpack(value)
+
+    return run
 
 
 def _import(value: Any, ctx: Context) -> Any:

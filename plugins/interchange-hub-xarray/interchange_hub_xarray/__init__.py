@@ -123,6 +123,10 @@ class XarrayAdapter(Adapter):
                 _import.arrow_estimate,
                 _import.from_arrow,
                 _NEEDS_ARROW,
+                # Its losses depend on the columns' names, types and whether they hold
+                # nulls, which the sources' route keys fix: a lossy route is kept, and
+                # warns on every call (a stream's late losses are found as it is read).
+                keyed_losses=True,
             ),
             Edge(
                 "pandas",

@@ -437,6 +437,15 @@ def route_key(obj: Any) -> tuple[Any, ...] | None:
     cls = type(obj)
     if cls is xr.DataArray:
         variable = obj._variable
+        held = variable._data
+        if not obj._coords and type(held) is np.ndarray:
+            # A DataArray of one numpy array and no coordinates (0.6 us against 1.8 for
+            # the general key below, which it cannot equal: a tuple of another length).
+            dtype = held.dtype
+            if dtype.kind in "MmO" or not held.size:
+                return None
+            flags = held.flags
+            return (obj._name, variable._dims, held.shape, dtype, held.strides, flags.writeable)
         data: Any = ((obj._name, variable),)
         coords: Any = obj._coords.items()
         sizes = tuple(zip(variable._dims, variable.shape, strict=True))

@@ -321,7 +321,9 @@ def arrow_estimate(ctx: Context) -> Estimate:
             reasons.append(f"dimension coordinate {dim!r}: xarray builds a pandas Index of it")
         if conv.lost:
             nulls = col.nulls > 0 and conv.lost.startswith("nulls")
-            source = f"{col.dtype} with {col.nulls} nulls" if nulls else col.dtype
+            # (no count: the route keys fix which columns hold nulls, not how many, and
+            # the route is kept with its warnings: Edge.keyed_losses)
+            source = f"{col.dtype} with nulls" if nulls else col.dtype
             losses.append(Loss(col.name, source, conv.dtype, conv.lost))
         if reasons:
             copies.append(Copy(col.name, col.nbytes, "; ".join(reasons)))

@@ -273,6 +273,38 @@ def test_dtypes_with_and_without_x64(hub: ih.Hub, dtype: Any, narrowed: str) -> 
         assert str(x.dtype) == wide and plan.zero_copy == ALIGNED_KNOWN
 
 
+@pytest.mark.parametrize("make", [np.arange, torch.arange], ids=["numpy", "torch"])
+def test_a_narrowing_route_is_kept_and_warns_on_every_call(hub: ih.Hub, make: Any) -> None:
+    # jax_enable_x64 off (jax's default) makes every float64 conversion lossy; such a
+    # route was planned on every call (numpy, 1,000 float64: 102 us against jnp.asarray's
+    # 19). Its loss depends on the dtype (in the route key) and on x64, which each run
+    # checks: kept, it warns on every call, and turning x64 on plans it anew, losslessly.
+    source = make(1000.0) if make is np.arange else make(1000, dtype=torch.float64)
+    for _ in range(3):
+        with pytest.warns(ih.LossyConversionWarning, match="float64 -> float32") as caught:
+            x = hub.convert(source, to="jax")
+        assert len(caught) == 1 and x.dtype == jnp.float32 and float(x[-1]) == 999.0
+        assert ptr(x) != ptr(source)  # new memory, as planned
+    assert hub._cache.sizes()[0] == 1
+    with jax.enable_x64(True), warnings.catch_warnings():
+        warnings.simplefilter("error", ih.LossyConversionWarning)
+        wide = hub.convert(source, to="jax")
+        assert wide.dtype == jnp.float64 and float(wide[-1]) == 999.0
+    with pytest.warns(ih.LossyConversionWarning):  # and off again: narrowed, warned
+        assert hub.convert(source, to="jax").dtype == jnp.float32
+
+
+def test_a_small_transposed_tensor_is_cast_through_numpy_and_a_large_one_through_dlpack(
+    hub: ih.Hub,
+) -> None:
+    for n in (1000, 100_000):  # 31 KiB and 3 MiB of float64
+        t = torch.arange(4.0 * n, dtype=torch.float64).reshape(4, n).T
+        with pytest.warns(ih.LossyConversionWarning, match="float64 -> float32"):
+            x = hub.convert(t, to="jax")
+        assert x.shape == (n, 4) and x.dtype == jnp.float32
+        assert np.array_equal(np.asarray(x), t.numpy().astype(np.float32))
+
+
 def test_x64_off_wraps_integers_and_the_warning_names_the_column(hub: ih.Hub) -> None:
     big = torch.tensor([1, 2**40, -3])
     with pytest.warns(ih.LossyConversionWarning, match="int64 -> int32"):
@@ -497,9 +529,9 @@ def jax_copies(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     copies: list[int] = []
     real = interchange_hub_jax._copy
 
-    def counted(value: Any, new: bool) -> Any:
+    def counted(value: Any, new: bool, cast: str | None = None) -> Any:
         copies.append(int(value.size))
-        return real(value, new)
+        return real(value, new, cast)
 
     monkeypatch.setattr(interchange_hub_jax, "_copy", counted)
     return copies

@@ -7,10 +7,9 @@ warns with ``WriteThroughWarning``).
 
 anything -> jax (``to="jax"``, ``to=jax.Array``): tensors arrive through DLPack
 (``jax.dlpack.from_dlpack``), 1-D Arrow columns straight from their Arrow buffer
-(pyarrow's own ``Array.__dlpack__`` with ``copy=False``; where that is refused, and where
-the warnings filter makes an error of pyarrow 26's DeprecationWarning about the
-unversioned capsule jax asks for, ``Array.to_numpy`` + ``jax.device_put``, its address
-checked). What JAX 0.10 does, measured:
+(a writable numpy view of a mutable values buffer, which numpy exports as the DLPack
+capsule jax asks for, taken with ``copy=False``; an immutable buffer as a read-only view
+with ``jax.device_put``, its address checked). What JAX 0.10 does, measured:
 
 * it **shares memory only when the buffer starts at a multiple of 64 bytes** and copies
   silently otherwise (``copy=False`` makes it raise). torch's and Arrow's allocators align
@@ -164,8 +163,8 @@ _SHARED_READONLY = (
     "jax.device_put shares the producer's read-only memory (64-byte aligned, row-major)"
 )
 _SHARED_ARROW = (
-    "jax.dlpack.from_dlpack shares the Arrow values buffer (64-byte aligned, read-only) "
-    "through pyarrow's DLPack export"
+    "jax shares the Arrow values buffer (64-byte aligned; jax.dlpack.from_dlpack of a numpy "
+    "view, or jax.device_put where the buffer is immutable)"
 )
 _SOURCE_WRITES = "; writes to the source show in the jax Array"
 
@@ -339,7 +338,7 @@ class JaxAdapter(Adapter):
                 ARROW,
                 NAME,
                 self.name,
-                "Array.__dlpack__+jax.dlpack.from_dlpack",
+                "Array.to_numpy+jax.dlpack.from_dlpack",
                 _arrow_estimate,
                 _arrow_import,
                 _ARROW_NEEDS,
@@ -746,9 +745,10 @@ def _arrow_estimate(ctx: Context) -> Estimate:
 
 
 def _arrow_bind(ctx: Context) -> Callable[[Any], Any]:
-    decision, _ = _arrow_decision(ctx)
+    decision, col = _arrow_decision(ctx)
     new = not ctx.fresh
     from_dlpack = _jax().dlpack.from_dlpack
+    frombuffer, dtype = _np().frombuffer, _np().dtype(col.dtype)  # (a numpy name: _ARROW_FIXED)
 
     def run(value: Any) -> Any:
         _check_settings(decision)
@@ -760,20 +760,21 @@ def _arrow_bind(ctx: Context) -> Callable[[Any], Any]:
                 data = data.chunk(0)
             else:
                 data, fresh = data.combine_chunks(), True  # new memory
-        if decision.share and not fresh:
-            # pyarrow's own DLPack export (an Array of numbers without nulls): jax views
-            # its values buffer under copy=False or says why not (25 us, against 35 for
-            # device_put of a numpy view and the address check it needs).
-            try:
-                return from_dlpack(data, copy=False)
-            except ValueError as exc:  # not 64-byte aligned
-                raise RouteChanged(str(exc)) from None
-            except (AttributeError, BufferError, TypeError, DeprecationWarning):
-                # No __dlpack__ (an older pyarrow), one it refuses, or pyarrow's warning
-                # that the unversioned capsule jax asks for is deprecated (26: a
-                # DeprecationWarning, which jax's own call gives too), made an error by
-                # the warnings filter: the numpy view below.
-                pass
+        if decision.share and not decision.empty and not fresh:
+            values = data.buffers()[1]
+            if values is not None and values.is_mutable:
+                # A writable numpy view of the values buffer (pyarrow's own allocations,
+                # and memory it shares with numpy or polars, say they are mutable), which
+                # numpy exports as the unversioned DLPack capsule jax asks for: jax views
+                # it under copy=False or says why not (25 us, against 35 for device_put
+                # of the read-only view and the address check it needs). Nothing writes
+                # to it: jax Arrays are immutable. (pyarrow's own export of that capsule
+                # warns that it is deprecated, pyarrow 26.)
+                arr = frombuffer(values, dtype, len(data), data.offset * dtype.itemsize)
+                try:
+                    return from_dlpack(arr, copy=False)
+                except ValueError as exc:  # not 64-byte aligned
+                    raise RouteChanged(str(exc)) from None
         view = data.to_numpy(zero_copy_only=True)  # read-only, over the values buffer
         if decision.empty:
             return _copy(view, new=False)

@@ -344,7 +344,16 @@ class JaxAdapter(Adapter):
                 _ARROW_NEEDS,
                 bind=_arrow_bind,
             ),
-            Edge(NAME, NAME, self.name, "Array.astype", _cast_estimate, _cast, ("jax",)),
+            Edge(
+                NAME,
+                NAME,
+                self.name,
+                "Array.astype",
+                _cast_estimate,
+                _cast,
+                ("jax",),
+                bind=_cast_bind,
+            ),
         )
 
 
@@ -819,9 +828,23 @@ def _cast_estimate(ctx: Context) -> Estimate:
     return Estimate(out, (Copy("", info.nbytes, reason),), why=reason, copies_all=True)
 
 
+def _cast_bind(ctx: Context) -> Callable[[Any], Any]:
+    """:func:`_cast`, checking jax_enable_x64 first: a cast planned to a 64-bit dtype with
+    x64 on would give 32 bits with it off (which plans refuse), so a kept route is planned
+    anew where the setting changed (found in review)."""
+    x64 = x64_enabled()
+    want = ctx.dtype
+
+    def run(value: Any) -> Any:
+        if x64_enabled() != x64:
+            raise RouteChanged("jax_enable_x64 changed since the route was planned")
+        return _jax().numpy.asarray(value).astype(want)
+
+    return run
+
+
 def _cast(value: Any, ctx: Context) -> Any:
-    jnp = _jax().numpy
-    return jnp.asarray(value).astype(ctx.dtype)
+    return _cast_bind(ctx)(value)
 
 
 def _pointer(arr: Any) -> int:

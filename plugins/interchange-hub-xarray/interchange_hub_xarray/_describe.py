@@ -425,6 +425,13 @@ def buffers_of(obj: Any) -> list[tuple[int, int]]:
     return found
 
 
+def _keyed_name(name: Any) -> Any:
+    """A variable's name as a key holds it: 1, 1.0, True and np.int64(1) are equal keys,
+    but the columns they name are "1", "1.0" and "True": a name that is not a str is kept
+    with its type (found in review)."""
+    return name if name is None or type(name) is str else (type(name), name)
+
+
 def route_key(obj: Any) -> tuple[Any, ...] | None:
     """What decides the description of ``obj``, when that is cheap to say: the dims and
     sizes, and per variable its name, dims, dtype, how it is held, and (numpy) strides and
@@ -445,7 +452,8 @@ def route_key(obj: Any) -> tuple[Any, ...] | None:
             if dtype.kind in "MmO" or not held.size:
                 return None
             flags = held.flags
-            return (obj._name, variable._dims, held.shape, dtype, held.strides, flags.writeable)
+            name = _keyed_name(obj._name)
+            return (name, variable._dims, held.shape, dtype, held.strides, flags.writeable)
         data: Any = ((obj._name, variable),)
         coords: Any = obj._coords.items()
         sizes = tuple(zip(variable._dims, variable.shape, strict=True))
@@ -479,6 +487,6 @@ def route_key(obj: Any) -> tuple[Any, ...] | None:
                     layout = ("index", getattr(held, "level", None))
                 else:
                     return None
-            parts.append((name, var._dims, var.shape, dtype, layout))
+            parts.append((_keyed_name(name), var._dims, var.shape, dtype, layout))
         parts.append(None)  # (between the data and the coordinates)
     return (cls, sizes, tuple(parts))

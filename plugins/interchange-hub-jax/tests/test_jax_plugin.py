@@ -319,7 +319,7 @@ def test_a_kept_cast_to_64_bits_is_planned_anew_when_x64_is_turned_off(hub: ih.H
         x = jnp.arange(4, dtype=jnp.float32)
         for _ in range(2):
             assert hub.convert(x, to="jax", dtype="float64").dtype == jnp.float64
-    with pytest.raises(ih.NoRouteError, match="jax_enable_x64"):
+    with pytest.raises(ih.NoRouteError, match="float64"):
         hub.convert(x, to="jax", dtype="float64")
 
 

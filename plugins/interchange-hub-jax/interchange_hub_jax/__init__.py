@@ -625,8 +625,8 @@ def _copy(value: Any, new: bool, cast: str | None = None) -> Any:
         # us); transpositions and other strides stay tensors (jax's DLPack import takes
         # transpositions as they are: 1,868 us for 1e6 x 4 float64 with x64 off, against
         # 6,502 through numpy), except small ones to be cast (1,000 x 4: 155 us against
-        # 40). A float64 tensor of 1,000 values, x64 off: 240 us through DLPack, 34 so. Where numpy holds no such tensor (bfloat16,
-        # conjugate or negative bits), DLPack below.
+        # 40). A float64 tensor of 1,000 values, x64 off: 240 us through DLPack, 34 so.
+        # Where numpy holds no such tensor (bfloat16, conjugate or negative bits): DLPack.
         try:
             value = value.numpy()
         except (TypeError, RuntimeError):

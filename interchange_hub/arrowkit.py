@@ -375,13 +375,21 @@ def read_stream(value: Any, schema: Any = None) -> Any:
     ``schema``: passed on as the PyCapsule interface's ``requested_schema`` (which a
     producer may ignore: the Table has the schema the producer gave)."""
     pa = pa_module()
-    if schema is None:
-        table = pa.table(value)
+    if schema is None:  # what pa.table does with a stream, without its tests of type
+        # (0.35 us of a polars frame's 6.4)
+        reader = pa.RecordBatchReader._import_from_c_capsule(value.__arrow_c_stream__(None))
     else:
-        table = pa.RecordBatchReader.from_stream(value, schema=schema).read_all()
+        reader = pa.RecordBatchReader.from_stream(value, schema=schema)
+    return lengths_checked(reader.read_all(), value)
+
+
+def lengths_checked(table: Any, value: Any) -> Any:
+    """``table``, read from ``value``'s stream, once its lengths are checked (O(columns x
+    chunks), no data read): pyarrow's record batch import keeps a batch's columns as the
+    producer gave them, and a producer may give children longer than their struct."""
     try:
-        table.validate()  # lengths only: O(columns x chunks), no data read
-    except pa.ArrowInvalid as exc:
+        table.validate()
+    except pa_module().ArrowInvalid as exc:
         raise ConversionError(
             f"the stream of {type(value).__name__} holds record batches whose columns "
             f"are longer than their rows ({exc}): slices of longer arrays, which "

@@ -229,7 +229,7 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any] | None:
         # One batch: read through the C array interface where the producer has it (a
         # nanoarrow Array: 5.3 us, against 6.7 us through its stream), as a Table.
         from_batches, record_batch = pa.Table.from_batches, pa.record_batch
-        read_stream = arrowkit.read_stream
+        from_stream, checked = pa.RecordBatchReader._import_from_c_capsule, arrowkit.lengths_checked
 
         def one_batch(value: Any) -> Any:
             cls = type(value)
@@ -239,7 +239,8 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any] | None:
             if hasattr(cls, "__arrow_c_array__"):
                 return from_batches([record_batch(value)])
             if hasattr(cls, "__arrow_c_stream__"):  # (a polars frame: 0.5 us less)
-                return read_stream(value)
+                # arrowkit.read_stream, inline (0.15 us of a polars frame's 6.6)
+                return checked(from_stream(value.__arrow_c_stream__(None)).read_all(), value)
             return read_table(value)
 
         return one_batch

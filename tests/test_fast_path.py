@@ -803,15 +803,9 @@ def _mixed_pandas_frame(rows: int, zoned: bool = False) -> pd.DataFrame:
     return frame
 
 
-@pytest.mark.parametrize("to", ["polars", "pyarrow"])
-def test_small_pandas_frames_reach_polars_column_by_column(
-    hub: ih.Hub, to: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Table.from_pandas spends 190 of its 240 us (1,000 rows, 5 columns) on pandas'
-    # metadata and its own bookkeeping; a target that drops the metadata (polars) gets
-    # the columns as from_pandas converts each (pa.array(..., from_pandas=True)), read
-    # without a Series each. A pyarrow Table keeps the metadata: from_pandas itself.
-    read = []
+def _count_column_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The columns read through ``DataFrame._get_column_array`` from now on."""
+    read: list[int] = []
     real = pd.DataFrame._get_column_array
 
     def counted(self: pd.DataFrame, i: int) -> Any:
@@ -819,11 +813,25 @@ def test_small_pandas_frames_reach_polars_column_by_column(
         return real(self, i)
 
     monkeypatch.setattr(pd.DataFrame, "_get_column_array", counted)
+    return read
+
+
+@pytest.mark.parametrize("to", ["polars", "pyarrow"])
+def test_small_pandas_frames_reach_arrow_column_by_column(
+    hub: ih.Hub, to: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Table.from_pandas spends 190 of its 240 us (1,000 rows, 5 columns) on pandas'
+    # metadata and its own bookkeeping. The hub converts the columns as from_pandas
+    # converts each (pa.array(..., from_pandas=True)), read without a Series each: for
+    # polars without metadata (dropped), for pyarrow with the metadata from_pandas gave
+    # the last frame where it holds for this one.
+    read = _count_column_reads(monkeypatch)
     first, second = _mixed_pandas_frame(4), _mixed_pandas_frame(60)
     hub.convert(first, to=to)
     read.clear()
-    out = hub.convert(second, to=to)
-    assert len(read) == (6 if to == "polars" else 0)
+    hub.convert(second, to=to)  # pyarrow: another RangeIndex, from_pandas' metadata kept
+    hub.convert(second, to=to)
+    assert len(read) == (12 if to == "polars" else 6)
     for frame in (second, _mixed_pandas_frame(60, zoned=True)):  # (zoned: planned anew)
         out = hub.convert(frame, to=to)
         reference = pa.Table.from_pandas(frame)
@@ -837,6 +845,43 @@ def test_small_pandas_frames_reach_polars_column_by_column(
             assert hub.shared_bytes(out[name], frame[name]) == 60 * size
         assert out["f"].null_count() == 1 and out["s"].null_count() == 12
         assert sorted(hub.plan(frame, to=to).copied_columns) == ["b", "s"]
+
+
+def _renamed_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    frame.columns.name = "fields"
+    return frame
+
+
+def _with_attrs(frame: pd.DataFrame) -> pd.DataFrame:
+    frame.attrs["source"] = "sensor 4"
+    return frame
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda f: f,
+        lambda f: f.iloc[5:],  # RangeIndex(5, 60)
+        lambda f: f.iloc[::2],  # RangeIndex(0, 60, 2)
+        lambda f: f.rename_axis("row"),  # the index named
+        _renamed_columns,  # the columns' index named
+        lambda f: f.set_axis(pd.Index(list(f.columns), dtype=object), axis=1),  # object names
+        _with_attrs,  # attrs, kept in the metadata: from_pandas itself
+    ],
+    ids=["same", "start", "step", "index-name", "columns-name", "object-names", "attrs"],
+)
+def test_pandas_metadata_kept_for_pyarrow_is_what_from_pandas_makes(
+    hub: ih.Hub, change: Any
+) -> None:
+    # Each frame has the route key of the one before (names, dtypes, blocks): what the
+    # metadata holds besides is read on each call, the metadata taken anew when it differs.
+    for frame in (_mixed_pandas_frame(60), change(_mixed_pandas_frame(60))):
+        for _ in range(2):
+            out = hub.convert(frame, to="pyarrow")
+            reference = pa.Table.from_pandas(frame, nthreads=1)
+            assert out.equals(reference)
+            assert out.schema.metadata == reference.schema.metadata
+            assert reference.to_pandas().equals(frame) and out.to_pandas().equals(frame)
 
 
 def test_pandas_frames_with_an_index_or_many_rows_reach_polars_through_from_pandas(

@@ -626,21 +626,25 @@ def _export_bind(ctx: Context) -> Callable[[Any], Any]:
     # pyarrow strings' null counts and datetimes' NaT; numpy ints and bools have none.
     nan = [i for i, c in enumerate(cols) if is_float(c.dtype)]
     nan_planned = tuple(planned[i] for i in nan)
-    if ctx.target in _METADATA_UNREAD and not any(Flag.INDEX in c.flags for c in cols):
-        # A small frame's columns, each as Table.from_pandas converts it, without the
-        # rest of what it does: pandas' metadata for the way back, which the target
-        # drops (1,000 rows of int, float, str, bool and datetime columns: 50 us, not 240).
+    if any(Flag.INDEX in c.flags for c in cols):  # an index column: from_pandas names it
+        convert = from_pandas
+    else:
+        # A small frame's columns, each as Table.from_pandas converts it, without the rest
+        # of what it does (pandas' metadata, a Series per column, its bookkeeping): 1,000
+        # rows of int, float, str, bool and datetime columns, 50 us, not 240.
         array, from_arrays = pa.array, pa.Table.from_arrays
         names = [c.name for c in cols]  # (str(name), as pyarrow names them; in the route key)
         width = len(cols)
 
-        def arrays(value: Any) -> Any:
+        def arrays(value: Any, metadata: Any = None) -> Any:
             get = value._get_column_array
-            return from_arrays([array(get(i), from_pandas=True) for i in range(width)], names)
+            columns = [array(get(i), from_pandas=True) for i in range(width)]
+            return from_arrays(columns, names, metadata=metadata)
 
-        convert = _own_columns(arrays, from_pandas)
-    else:
-        convert = from_pandas
+        if ctx.target in _METADATA_UNREAD:  # the metadata is dropped: none is made
+            convert = _own_columns(arrays, from_pandas)
+        else:
+            convert = _own_columns_with_metadata(arrays, from_pandas, _pd().RangeIndex)
 
     def table(value: Any) -> Any:
         threads = None if len(value) >= rows_from else 1
@@ -667,6 +671,32 @@ def _own_columns(
         if nthreads == 1 and hasattr(value, "_get_column_array"):
             return arrays(value)
         return from_pandas(value, nthreads=nthreads)
+
+    return convert
+
+
+def _own_columns_with_metadata(
+    arrays: Callable[..., Any], from_pandas: Callable[..., Any], range_index: type
+) -> Callable[..., Any]:
+    """:func:`_own_columns`, the result with the pandas metadata ``from_pandas`` gave the
+    last frame it converted, where that metadata holds for this frame too. The route key
+    fixes the columns' names and dtypes, hence the metadata's columns; what else it holds
+    is read on each call: the RangeIndex (start, stop, step, name), the columns' name and
+    dtype. A frame with attrs (kept in the metadata) or another index: ``from_pandas``."""
+    kept: list[Any] = [None]  # (what the metadata depends on, the metadata)
+
+    def convert(value: Any, nthreads: int | None) -> Any:
+        index = value.index
+        if nthreads != 1 or type(index) is not range_index or value.attrs:
+            return from_pandas(value, nthreads=nthreads)
+        columns = value.columns
+        key = (index.start, index.stop, index.step, index.name, columns.name, columns.dtype)
+        last = kept[0]
+        if last is not None and last[0] == key:
+            return arrays(value, last[1])
+        out = from_pandas(value, nthreads=1)
+        kept[0] = (key, out.schema.metadata)
+        return out
 
     return convert
 

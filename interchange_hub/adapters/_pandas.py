@@ -676,7 +676,7 @@ def _own_columns(
 
 
 def _own_columns_with_metadata(
-    arrays: Callable[..., Any], from_pandas: Callable[..., Any], range_index: type
+    arrays: Callable[..., Any], from_pandas: Callable[..., Any], range_index: Any
 ) -> Callable[..., Any]:
     """:func:`_own_columns`, the result with the pandas metadata ``from_pandas`` gave the
     last frame it converted, where that metadata holds for this frame too. The route key

@@ -574,14 +574,44 @@ def _pandas_to_polars_estimate(ctx: Context) -> Estimate:
         elif not is_numeric(dtype):
             raise Unroutable(f"{dtype} is left to the Arrow route")
     why = "pl.from_pandas shares the numeric numpy columns"
+    if info.kind == Kind.TABLE and 0 <= info.rows < _OWN_COLUMNS_BELOW:
+        why += f" (under {_OWN_COLUMNS_BELOW:,} rows: each column through pa.array, the same)"
     return Estimate(info, tuple(copies), why=why, scans=nan_scans(info, "pl.from_pandas"))
 
 
 _FROM_PANDAS_FLAGS = frozenset({Flag.NAN_IS_NULL, Flag.ONE_BLOCK, Flag.SLICED})
 
+# Below this many rows a frame's columns go to polars as pyarrow arrays, each as
+# pa.array(..., from_pandas=True) makes it (NaN as null, numbers shared, booleans packed,
+# strings as they are), in one pl.DataFrame: the frame pl.from_pandas makes (the same
+# schema, values, nulls and shared buffers, checked per dtype in the tests), without its
+# per-frame cost. Measured on 2 cores, one process (us, pl.from_pandas against this):
+# 4 float64 columns 1,000 rows 156 / 48, 3,000 902 / 65, 10,000 998 / 121, 100,000
+# 1,159 / 966, 300,000 1,401 / 2,500; 2 float64 columns with NaN 10,000 93 / 70,
+# 30,000 106 / 155; 2 string columns 10,000 378 / 261, 30,000 408 / 541.
+_OWN_COLUMNS_BELOW = 10_000
+
 
 def _pandas_to_polars_bind(ctx: Context) -> Callable[[Any], Any]:
-    return require("polars").from_pandas  # type: ignore[no-any-return]
+    """``pl.from_pandas``; for a DataFrame of under :data:`_OWN_COLUMNS_BELOW` rows,
+    where pyarrow is installed, its columns through ``pa.array`` into one
+    ``pl.DataFrame`` (the same frame, 2-8x faster)."""
+    pl = require("polars")
+    from_pandas = pl.from_pandas
+    if ctx.info.kind != Kind.TABLE or not installed("pyarrow"):
+        return from_pandas  # type: ignore[no-any-return]
+    pa = require("pyarrow")
+    array, from_arrays, frame = pa.array, pa.Table.from_arrays, pl.DataFrame
+    names = [c.name for c in ctx.info.columns]  # (str(name), as polars names them)
+    width = len(names)
+
+    def run(value: Any) -> Any:
+        get = getattr(value, "_get_column_array", None)
+        if len(value) >= _OWN_COLUMNS_BELOW or get is None:
+            return from_pandas(value)
+        return frame(from_arrays([array(get(i), from_pandas=True) for i in range(width)], names))
+
+    return run
 
 
 def _pandas_to_polars(value: Any, ctx: Context) -> Any:

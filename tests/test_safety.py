@@ -143,6 +143,27 @@ def test_the_write_through_warning_shows_once_per_call_site(hub: ih.Hub) -> None
     assert len([w for w in caught if issubclass(w.category, ih.WriteThroughWarning)]) == 2
 
 
+def test_the_write_through_warning_names_each_call_site_of_ih_convert_too() -> None:
+    # The site is found by skipping the hub's own frames (Planner.convert and ih.convert
+    # or Hub.convert) at once: each of the user's lines is a site, however it calls.
+    arr = np.arange(3.0)
+    arr.flags.writeable = False
+
+    def nested() -> Any:
+        return ih.convert(arr, to="torch")
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        for _ in range(3):
+            ih.convert(arr, to="torch")
+            nested()
+        for _ in range(3):
+            ih.default_hub().convert(arr, to="torch")
+    shown = [w for w in caught if issubclass(w.category, ih.WriteThroughWarning)]
+    assert len(shown) == len({w.lineno for w in shown}) == 3  # once at each of the 3 lines
+    assert {w.filename for w in shown} == {__file__}
+
+
 def test_the_write_through_warning_can_be_filtered(hub: ih.Hub) -> None:
     series = pl.Series("a", [1, 2])
     with warnings.catch_warnings():

@@ -1836,3 +1836,21 @@ def test_large_polars_frames_with_nulls_reach_numpy_as_polars_makes_them(
     # (polars 2.1 exports it as one batch; a column of several chunks takes to_numpy)
     one_batch = all(c.num_chunks == 1 for c in pa.table(chunked).columns)
     assert len(filled) == len(frames) + one_batch
+
+
+@pytest.mark.parametrize("to", ["numpy", "torch"])
+def test_nanoarrow_columns_reach_tensors_through_the_c_array_interface(
+    hub: ih.Hub, to: str
+) -> None:
+    # One chunk, as planned: pa.array reads it (2.9 us, pa.chunked_array 3.6), shared.
+    one = na.Array(pa.array(np.arange(100.0)))
+    for _ in range(2):  # planned, then the kept run
+        out = hub.convert(one, to=to)
+        assert hub.shared_bytes(out, one) == 800
+        assert np.asarray(out).tolist() == list(np.arange(100.0))
+    # A column of two chunks has a key of its own (planned: a copy, as the plan says)
+    two = na.Array(pa.chunked_array([np.arange(3.0), np.arange(3.0, 5.0)]))
+    for _ in range(2):
+        out = hub.convert(two, to=to)
+        assert np.asarray(out).tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+        assert not hub.plan(two, to=to).zero_copy

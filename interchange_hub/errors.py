@@ -255,17 +255,24 @@ def warn(message: str, category: type[Warning]) -> None:
     warnings.warn(message, category, stacklevel=_caller_outside_package())
 
 
-def warn_all(messages: tuple[str, ...], category: type[Warning]) -> None:
-    """:func:`warn` for each message, the user's frame found once."""
-    level = _caller_outside_package()
+def warn_all(messages: tuple[str, ...], category: type[Warning], inside: int = 0) -> None:
+    """:func:`warn` for each message, the user's frame found once; ``inside``: how many
+    frames from the caller up are certainly this package's (passed over without a look)."""
+    level = _caller_outside_package(2 + inside)
     for message in messages:
         warnings.warn(message, category, stacklevel=level)
 
 
-def _caller_outside_package() -> int:
-    """The ``stacklevel`` that points a warning at the first frame outside this package."""
-    frame = sys._getframe(2)  # the caller of warn's caller
-    level = 2
+def _caller_outside_package(start: int = 2) -> int:
+    """The ``stacklevel`` that points a warning at the first frame outside this package,
+    looked for from ``start`` (2: the caller of warn's caller). ``sys._getframe(start)``
+    passes over the frames below without making a frame object of each, as f_back does."""
+    try:
+        frame = sys._getframe(start)
+    except ValueError:  # a stack shallower than that (a C caller's thread): from the start
+        start = 2
+        frame = sys._getframe(start)
+    level = start
     while frame is not None and frame.f_globals.get("__name__", "").startswith("interchange_hub"):
         frame = frame.f_back  # type: ignore[assignment]
         level += 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pandas as pd
 import polars as pl
@@ -23,6 +25,20 @@ def test_integers_with_nulls_stay_integers_in_table_libraries(hub: ih.Hub) -> No
     assert df.schema["n"] == pl.Int64 and df["n"].to_list() == [BIG, None, 3]
     back = hub.convert(pdf, to="pyarrow")
     assert back.column("n").type == pa.int64() and back.column("n").to_pylist() == [BIG, None, 3]
+
+
+def test_a_kept_lossy_route_warns_at_the_callers_line_on_every_call(hub: ih.Hub) -> None:
+    # The kept run passes over the hub's frames below the caller at once (Planner.convert
+    # and ih.convert or Hub.convert): each warning still points at the caller's line.
+    table = pa.table({"count": [1, None, 3], "other": [1.0, 2.0, 3.0]})
+    for convert in (hub.convert, ih.convert):
+        for _ in range(3):
+            line = inspect.currentframe().f_lineno + 2  # type: ignore[union-attr]
+            with pytest.warns(ih.LossyConversionWarning) as record:
+                convert(table, to="numpy")
+            assert {w.filename for w in record} == {__file__}
+            assert {w.lineno for w in record} == {line} and len(record) == 1
+        assert "count" in str(record[0].message)
 
 
 def test_integers_with_nulls_into_a_tensor_warn_naming_the_column(hub: ih.Hub) -> None:

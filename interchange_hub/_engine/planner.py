@@ -422,7 +422,9 @@ def _warns_losses(compiled: Compiled, plan: Plan) -> Compiled:
 
     def run(obj: Any) -> Any:
         result = compiled(obj)
-        warn_all(messages, LossyConversionWarning)
+        # (this run, its caller Planner.convert and theirs, ih.convert or Hub.convert, are
+        # the hub's frames: see _warns_write_through)
+        warn_all(messages, LossyConversionWarning, inside=3)
         return result
 
     return run

@@ -1065,18 +1065,18 @@ def ndarray_to_arrow(arr: Any, strict: bool = False) -> Any:
         shared = layout == "F" or (layout == "C" and arr.shape[1] == 1)
         if not arr.shape[1]:  # no columns, but rows: pa.table({}) would have none
             return pa.table({"_": pa.nulls(arr.shape[0])}).drop_columns(["_"])
-        columns = {}
+        names = [f"column_{i}" for i in range(arr.shape[1])]
+        columns = []
         objects = arr.dtype.kind == "O"
-        for i in range(arr.shape[1]):
+        for i, name in enumerate(names):
             column = arr[:, i]
             if not shared and column.flags.c_contiguous:
                 column = column.copy()
-            name = f"column_{i}"
             if objects:
-                columns[name] = objects_to_arrow(column.tolist(), name, strict)
+                columns.append(objects_to_arrow(column.tolist(), name, strict))
             else:
-                columns[name] = pa.array(column)
-        return pa.table(columns)
+                columns.append(pa.array(column))
+        return pa.Table.from_arrays(columns, names)  # (pa.table of a dict: 2 us more)
     if not arr.shape[0]:  # pyarrow refuses an empty ndarray ("Expected a non-empty ndarray")
         cell = arr.shape[1:]  # the type from_numpy_ndarray gives: with its permutation
         typ = pa.fixed_shape_tensor(

@@ -8,7 +8,7 @@ columns their richer types (datetime64 instead of int64).
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import cache
+from functools import cache, partial
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub._bridge import tensors
@@ -105,6 +105,7 @@ class NumpyAdapter(Adapter):
                 _to_arrow_estimate,
                 _to_arrow,
                 ("numpy", "pyarrow"),
+                bind=_to_arrow_bind,
             ),
             Edge(
                 ARROW,
@@ -191,6 +192,10 @@ def _to_arrow_estimate(ctx: Context) -> Estimate:
 
 def _to_arrow(value: Any, ctx: Context) -> Any:
     return tensors.ndarray_to_arrow(value, ctx.strict)
+
+
+def _to_arrow_bind(ctx: Context) -> Callable[[Any], Any]:
+    return partial(tensors.ndarray_to_arrow, strict=ctx.strict)
 
 
 def _from_arrow_estimate(ctx: Context) -> Estimate:

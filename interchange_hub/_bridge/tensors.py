@@ -684,10 +684,22 @@ def _bind_numeric_table(ctx: Context, dlpack_only: bool) -> Callable[[Any], Any]
     the general way."""
     pa = arrowkit.pa_module()
     table, read_table = pa.Table, arrowkit.read_table
+    record_batch, from_batches = pa.record_batch, pa.Table.from_batches
+    through_array = [True]  # until pa.record_batch refuses one (then: the stream)
     copy = ctx.copy
 
     def columns(value: Any) -> Any:
-        data = value if type(value) is table else read_table(value)
+        cls = type(value)
+        if cls is table:
+            data = value
+        elif through_array[0] and hasattr(cls, "__arrow_c_array__"):  # one batch
+            try:  # (a nanoarrow Array: 4.4 us through its C array, 6 through its stream)
+                data = from_batches([record_batch(value)])
+            except (TypeError, ValueError, pa.ArrowException):  # (a struct at an offset)
+                through_array[0] = False  # not tried again for this route
+                data = read_table(value)
+        else:
+            data = read_table(value)
         cols = data.columns  # (a Table's: ChunkedArrays)
         for col in cols:
             if col.num_chunks != 1:

@@ -832,7 +832,7 @@ def _mixed_pandas_frame(rows: int, zoned: bool = False) -> pd.DataFrame:
             "s": pd.array([None if i % 5 == 0 else str(i) for i in range(rows)], dtype="str"),
             "b": np.arange(rows) % 3 == 0,
             "t": np.arange(rows).astype("datetime64[us]"),
-            "d": pd.to_timedelta(np.arange(rows), unit="s"),
+            "d": (np.arange(rows) * 1_000_000).astype("timedelta64[us]"),  # (seconds)
         }
     )
     if zoned:

@@ -554,6 +554,23 @@ def struct_table(col: Any) -> Any:
     return pa.Table.from_struct_array(col)
 
 
+def read_one_chunk(value: Any) -> Any:
+    """A column planned as one chunk: a pyarrow Array read through its producer's C array
+    interface where it has one (a nanoarrow Array: pa.array 2.9 us, against 3.6 for
+    pa.chunked_array through its stream), else :func:`read_column` (an Array or a
+    ChunkedArray). A producer that refuses its C array (nanoarrow, of several chunks
+    after all) is read through its stream."""
+    pa = pa_module()
+    if isinstance(value, (pa.Array, pa.ChunkedArray)):
+        return value
+    if hasattr(type(value), "__arrow_c_array__"):
+        try:
+            return pa.array(value)
+        except ValueError:  # (pyarrow's ArrowInvalid is one too)
+            pass
+    return read_column(value)
+
+
 def as_chunked(value: Any) -> Any:
     pa = pa_module()
     col = read_column(value)

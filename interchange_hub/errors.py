@@ -27,7 +27,7 @@ import re
 import sys
 import warnings
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -257,10 +257,23 @@ def warn(message: str, category: type[Warning]) -> None:
 
 def warn_all(messages: tuple[str, ...], category: type[Warning], inside: int = 0) -> None:
     """:func:`warn` for each message, the user's frame found once; ``inside``: how many
-    frames from the caller up are certainly this package's (passed over without a look)."""
-    level = _caller_outside_package(2 + inside)
+    frames from the caller up are certainly this package's (passed over without a look).
+    Each message goes to ``warnings.warn_explicit`` with the context ``warnings.warn``
+    would find (file, line, module, its ``__warningregistry__``), looked up once, not
+    once a message (a walk of as many frames as the stack level, each made an object)."""
+    frame = _frame_outside_package(2 + inside)
+    if frame is None:  # (no frame outside the package: as warnings.warn would say)
+        for message in messages:
+            warnings.warn(message, category, stacklevel=2 + inside)
+        return
+    module_globals = frame.f_globals
+    registry = module_globals.setdefault("__warningregistry__", {})
+    module = module_globals.get("__name__", "<string>")
+    filename, lineno = frame.f_code.co_filename, frame.f_lineno
     for message in messages:
-        warnings.warn(message, category, stacklevel=level)
+        # (without module_globals, as warnings.warn's C code calls it: given them,
+        # warn_explicit asks the module's loader for its source on every call, 30 us)
+        warnings.warn_explicit(message, category, filename, lineno, module, registry)
 
 
 def _caller_outside_package(start: int = 2) -> int:
@@ -277,6 +290,20 @@ def _caller_outside_package(start: int = 2) -> int:
         frame = frame.f_back  # type: ignore[assignment]
         level += 1
     return level
+
+
+def _frame_outside_package(start: int) -> Any:
+    """The first frame outside this package from ``sys._getframe(start)`` up (counted as
+    :func:`_caller_outside_package` counts: 2 is the caller of this function's caller),
+    or None where the stack holds none."""
+    frame: Any
+    try:
+        frame = sys._getframe(start)
+    except ValueError:  # a stack shallower than that (a C caller's thread): from the start
+        frame = sys._getframe(2)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("interchange_hub"):
+        frame = frame.f_back
+    return frame
 
 
 # -- what the messages know about libraries ------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -39,6 +40,29 @@ def test_a_kept_lossy_route_warns_at_the_callers_line_on_every_call(hub: ih.Hub)
             assert {w.filename for w in record} == {__file__}
             assert {w.lineno for w in record} == {line} and len(record) == 1
         assert "count" in str(record[0].message)
+
+
+def test_a_kept_lossy_routes_warnings_follow_the_filters_as_warnings_warn_does(
+    hub: ih.Hub,
+) -> None:
+    # warn_all hands each message to warnings.warn_explicit with the caller's context:
+    # "default" shows each message once per line (the module's __warningregistry__),
+    # "error" raises, "ignore" shows nothing, as warnings.warn would.
+    table = pa.table({"count": [1, None, 3], "x": [None, 2.0, 3.0]})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        for _ in range(4):
+            hub.convert(table, to="numpy")
+    assert len(caught) == 2 and {w.filename for w in caught} == {__file__}
+    assert sorted(str(w.message).split(": ")[1] for w in caught) == ["column 'count'", "column 'x'"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("ignore")
+        hub.convert(table, to="numpy")
+    assert caught == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ih.LossyConversionWarning, match="column 'count'"):
+            hub.convert(table, to="numpy")
 
 
 def test_integers_with_nulls_into_a_tensor_warn_naming_the_column(hub: ih.Hub) -> None:

@@ -628,21 +628,10 @@ def _bind_column(ctx: Context, dlpack_only: bool) -> Callable[[Any], Any]:
     what :func:`arrow_to_tensor` does for it, without its checks for what the plan ruled
     out. A value of several chunks (the plan saw one) goes the general way."""
     pa = arrowkit.pa_module()
-    array, chunked, read_column = pa.Array, pa.ChunkedArray, arrowkit.read_column
-    from_c_array = pa.array
+    array, chunked, read_one_chunk = pa.Array, pa.ChunkedArray, arrowkit.read_one_chunk
 
     def column(value: Any) -> Any:
-        if isinstance(value, array):
-            data = value
-        elif hasattr(type(value), "__arrow_c_array__"):
-            # One chunk, as planned: read through the C array interface where the
-            # producer has it (a nanoarrow Array: pa.array 2.9 us, pa.chunked_array 3.6)
-            try:
-                data = from_c_array(value)
-            except ValueError:  # (nanoarrow, of several chunks after all)
-                data = read_column(value)
-        else:
-            data = read_column(value)
+        data = value if isinstance(value, array) else read_one_chunk(value)
         if type(data) is chunked:
             if data.num_chunks != 1:
                 return arrow_to_tensor(data, ctx, dlpack_only)

@@ -1249,15 +1249,15 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any]:
     integral = is_integer(cols[0].dtype)
     series_of = _pd().Series
     strict = ctx.strict
-    as_chunked = arrowkit.as_chunked
-    array = arrowkit.pa_module().Array
+    read_one_chunk = arrowkit.read_one_chunk
+    array, chunked = arrowkit.pa_module().Array, arrowkit.pa_module().ChunkedArray
 
     def series(value: Any) -> Any:
         if isinstance(value, array):  # as it is, as a ChunkedArray of it (0.7 us less)
             col = value
-        else:
-            col = as_chunked(value)
-            if not col.num_chunks:
+        else:  # (an Array where the producer has the C array interface: 0.7 us less)
+            col = read_one_chunk(value)
+            if type(col) is chunked and not col.num_chunks:
                 return general(col)
         nulls = col.null_count
         if nulls and floating:

@@ -898,8 +898,8 @@ def _with_attrs(frame: pd.DataFrame) -> pd.DataFrame:
     "change",
     [
         lambda f: f,
-        lambda f: f.iloc[5:],  # RangeIndex(5, 60)
-        lambda f: f.iloc[::2],  # RangeIndex(0, 60, 2)
+        lambda f: f.set_axis(pd.RangeIndex(5, 65)),  # another start (the blocks as they are)
+        lambda f: f.set_axis(pd.RangeIndex(0, 120, 2)),  # another step
         lambda f: f.rename_axis("row"),  # the index named
         _renamed_columns,  # the columns' index named
         lambda f: f.set_axis(pd.Index(list(f.columns), dtype=object), axis=1),  # object names
@@ -921,17 +921,44 @@ def test_pandas_metadata_kept_for_pyarrow_is_what_from_pandas_makes(
             assert reference.to_pandas().equals(frame) and out.to_pandas().equals(frame)
 
 
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [(1, True), (1, 1.0), ("1", 1)],
+    ids=["int-bool", "int-float", "str-int"],
+)
+@pytest.mark.parametrize("where", ["index", "columns"])
+def test_pandas_metadata_kept_for_pyarrow_tells_equal_names_of_other_types_apart(
+    hub: ih.Hub, first: Any, second: Any, where: str
+) -> None:
+    # 1 == 1.0 == True, but the metadata writes each its own way (1, 1.0, true; "1",
+    # "1.0", "True" for an index): the names are compared with their types.
+    for name in (first, second, first):
+        frame = _mixed_pandas_frame(60)
+        if where == "index":
+            frame.index.name = name
+        else:
+            frame.columns.name = name
+        out = hub.convert(frame, to="pyarrow")
+        assert out.schema.metadata == pa.Table.from_pandas(frame, nthreads=1).schema.metadata
+
+
+def test_pandas_frames_named_otherwise_reach_polars_named_as_from_pandas_names_them(
+    hub: ih.Hub,
+) -> None:
+    # Names neither all strings nor all integers (tuples, bytes): Table.from_pandas names
+    # them its own way (a tuple's items each a string, bytes decoded), and converts them.
+    times = np.arange(3).astype("datetime64[us]")  # (the Arrow route, not pl.from_pandas)
+    for columns in ([("v", 2020), ("t", 1)], [b"v", b"t"]):
+        frame = pd.DataFrame(dict(zip(columns, [np.arange(3.0), times], strict=True)))
+        for _ in range(2):
+            out = hub.convert(frame, to="polars")
+            assert out.columns == pl.DataFrame(pa.Table.from_pandas(frame)).columns
+
+
 def test_pandas_frames_with_an_index_or_many_rows_reach_polars_through_from_pandas(
     hub: ih.Hub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    read = []
-    real = pd.DataFrame._get_column_array
-
-    def counted(self: pd.DataFrame, i: int) -> Any:
-        read.append(i)
-        return real(self, i)
-
-    monkeypatch.setattr(pd.DataFrame, "_get_column_array", counted)
+    read = _count_column_reads(monkeypatch)
     indexed = _mixed_pandas_frame(8).set_index(pd.Index([f"r{i}" for i in range(8)], name="k"))
     hub.convert(indexed, to="polars")
     read.clear()
@@ -1860,8 +1887,9 @@ def test_nanoarrow_columns_reach_tensors_through_the_c_array_interface(
 def test_nanoarrow_tables_with_nulls_reach_tensors_through_the_c_array_interface(
     hub: ih.Hub, to: str
 ) -> None:
-    # One batch: pa.record_batch reads its C array (4.4 us, the stream 6); a table of two
-    # batches or a struct at an offset (refused by record_batch) is read as a stream.
+    # One batch: pa.record_batch reads its C array (4.4 us, the stream 6). A table of two
+    # batches (planned as two chunks) and a struct at an offset (flagged sliced: read
+    # into pyarrow by the nanoarrow export) take other runs; both give the same values.
     table = pa.table({"i": [1, None, 3, 4], "f": [0.5, 1.5, None, 3.5]})
     expected = np.array([[1.0, 0.5], [np.nan, 1.5], [3.0, np.nan], [4.0, 3.5]])
     sources = [
@@ -1875,7 +1903,38 @@ def test_nanoarrow_tables_with_nulls_reach_tensors_through_the_c_array_interface
     ]
     wants = [expected, np.vstack([expected[:2], expected[:2]]), expected[1:]]
     for source, want in zip(sources, wants, strict=True):
-        for _ in range(3):  # planned, then the kept run (twice: after a refusal too)
+        for _ in range(3):  # planned, then the kept run (twice)
             with pytest.warns(ih.LossyConversionWarning):
                 out = hub.convert(source, to=to)
             assert np.array_equal(np.asarray(out), want, equal_nan=True)
+
+
+class _ArrayRefused:
+    """An Arrow producer whose C array is refused (as nanoarrow refuses one of several
+    chunks) and whose stream gives the table: read through the stream."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self._table = table
+
+    def __arrow_c_schema__(self) -> object:
+        return self._table.schema.__arrow_c_schema__()
+
+    def __arrow_c_array__(self, requested_schema: object = None) -> object:
+        raise ValueError("no C array of this one")
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        return self._table.__arrow_c_stream__(requested_schema)
+
+
+@pytest.mark.parametrize("to", ["numpy", "torch"])
+def test_tables_whose_c_array_is_refused_reach_tensors_through_their_stream(
+    hub: ih.Hub, to: str
+) -> None:
+    table = pa.table({"i": [1, None, 3], "f": [0.5, 1.5, None]})
+    expected = np.array([[1.0, 0.5], [np.nan, 1.5], [3.0, np.nan]])
+    batch = table.to_batches()[0]
+    for source in (_ArrayRefused(table), batch):  # (a RecordBatch: its own run)
+        for _ in range(3):
+            with pytest.warns(ih.LossyConversionWarning):
+                out = hub.convert(source, to=to)
+            assert np.array_equal(np.asarray(out), expected, equal_nan=True)

@@ -672,7 +672,7 @@ def _bind_numeric_table(ctx: Context, dlpack_only: bool) -> Callable[[Any], Any]
     table.columns])``: 14.8-27.6 us). A column of several chunks (the plan saw one) goes
     the general way."""
     pa = arrowkit.pa_module()
-    table, read_table = pa.Table, arrowkit.read_table
+    table, batch, read_table = pa.Table, pa.RecordBatch, arrowkit.read_table
     record_batch, from_batches = pa.record_batch, pa.Table.from_batches
     through_array = [True]  # until pa.record_batch refuses one (then: the stream)
     copy = ctx.copy
@@ -681,6 +681,8 @@ def _bind_numeric_table(ctx: Context, dlpack_only: bool) -> Callable[[Any], Any]
         cls = type(value)
         if cls is table:
             data = value
+        elif cls is batch:
+            data = from_batches([value])
         elif through_array[0] and hasattr(cls, "__arrow_c_array__"):  # one batch
             try:  # (a nanoarrow Array: 4.4 us through its C array, 6 through its stream)
                 data = from_batches([record_batch(value)])

@@ -665,14 +665,24 @@ def _own_columns(
     arrays: Callable[[Any], Any], from_pandas: Callable[..., Any]
 ) -> Callable[..., Any]:
     """``from_pandas(value, nthreads=)``, but ``arrays(value)`` for a frame converted
-    without threads (small), where pandas has ``_get_column_array`` (else its own)."""
+    without threads (small), where pandas has ``_get_column_array`` (else its own), whose
+    column names are all strings or all integers (:func:`_plainly_named`)."""
 
     def convert(value: Any, nthreads: int | None) -> Any:
-        if nthreads == 1 and hasattr(value, "_get_column_array"):
+        if nthreads == 1 and hasattr(value, "_get_column_array") and _plainly_named(value):
             return arrays(value)
         return from_pandas(value, nthreads=nthreads)
 
     return convert
+
+
+def _plainly_named(frame: Any) -> bool:
+    """Whether ``frame``'s column names are all strings or all integers, which
+    ``Table.from_pandas`` names ``str(name)``, as describe does (the columns are then
+    named as describe said). Others it names its own way (bytes decoded, a tuple's items
+    each made a string) or warns of (names of mixed types): left to it. Index's
+    ``inferred_type`` is computed once per Index (0.3 us a call after that)."""
+    return frame.columns.inferred_type in ("string", "integer")
 
 
 def _own_columns_with_metadata(
@@ -682,7 +692,8 @@ def _own_columns_with_metadata(
     last frame it converted, where that metadata holds for this frame too. The route key
     fixes the columns' names and dtypes, hence the metadata's columns; what else it holds
     is read on each call: the RangeIndex (start, stop, step, name), the columns' name and
-    dtype. A frame with attrs (kept in the metadata) or another index: ``from_pandas``."""
+    dtype (names with their types). A frame with attrs (kept in the metadata) or another
+    index: ``from_pandas``."""
     kept: list[Any] = [None]  # (what the metadata depends on, the metadata)
 
     def convert(value: Any, nthreads: int | None) -> Any:
@@ -690,7 +701,13 @@ def _own_columns_with_metadata(
         if nthreads != 1 or type(index) is not range_index or value.attrs:
             return from_pandas(value, nthreads=nthreads)
         columns = value.columns
-        key = (index.start, index.stop, index.step, index.name, columns.name, columns.dtype)
+        # (names with their types: 1, 1.0 and True are equal, and the metadata writes
+        # each its own way)
+        name, names = index.name, columns.name
+        key = (
+            index.start, index.stop, index.step, type(name), name, type(names), names,
+            columns.dtype,
+        )  # fmt: skip
         last = kept[0]
         if last is not None and last[0] == key:
             return arrays(value, last[1])

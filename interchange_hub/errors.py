@@ -276,16 +276,10 @@ def warn_all(messages: tuple[str, ...], category: type[Warning], inside: int = 0
         warnings.warn_explicit(message, category, filename, lineno, module, registry)
 
 
-def _caller_outside_package(start: int = 2) -> int:
-    """The ``stacklevel`` that points a warning at the first frame outside this package,
-    looked for from ``start`` (2: the caller of warn's caller). ``sys._getframe(start)``
-    passes over the frames below without making a frame object of each, as f_back does."""
-    try:
-        frame = sys._getframe(start)
-    except ValueError:  # a stack shallower than that (a C caller's thread): from the start
-        start = 2
-        frame = sys._getframe(start)
-    level = start
+def _caller_outside_package() -> int:
+    """The ``stacklevel`` that points a warning at the first frame outside this package."""
+    frame = sys._getframe(2)  # the caller of warn's caller
+    level = 2
     while frame is not None and frame.f_globals.get("__name__", "").startswith("interchange_hub"):
         frame = frame.f_back  # type: ignore[assignment]
         level += 1
@@ -293,9 +287,10 @@ def _caller_outside_package(start: int = 2) -> int:
 
 
 def _frame_outside_package(start: int) -> Any:
-    """The first frame outside this package from ``sys._getframe(start)`` up (counted as
-    :func:`_caller_outside_package` counts: 2 is the caller of this function's caller),
-    or None where the stack holds none."""
+    """The first frame outside this package from ``sys._getframe(start)`` up (2: the
+    caller of this function's caller; ``sys._getframe`` passes over the frames below
+    without making a frame object of each, as f_back does), or None where the stack holds
+    none."""
     frame: Any
     try:
         frame = sys._getframe(start)

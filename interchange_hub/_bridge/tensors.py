@@ -578,23 +578,11 @@ def bind_arrow_to_tensor(ctx: Context, dlpack_only: bool) -> Callable[[Any], Any
         if cast_to is None and _numeric_table(ctx):
             return _bind_numeric_table(ctx, dlpack_only)
         return lambda value: arrow_to_tensor(value, ctx, dlpack_only, cast_to)
-    pa, np = arrowkit.pa_module(), np_module()
-    table, batch, read_table, asarray = pa.Table, pa.RecordBatch, arrowkit.read_table, np.asarray
-    record_batch = pa.record_batch
-    through_array = [True]  # until pa.record_batch refuses one (then: the stream)
+    table, asarray = arrowkit.pa_module().Table, np_module().asarray
+    read = _one_batch_reader()
 
     def to_tensor(value: Any) -> Any:
-        cls = type(value)
-        if cls is table or cls is batch:
-            data = value
-        elif through_array[0] and hasattr(cls, "__arrow_c_array__"):  # one batch
-            try:  # (a nanoarrow Array: 6.9 us through its C array, 9 through its stream)
-                data = record_batch(value)
-            except (TypeError, ValueError, pa.ArrowException):  # (a struct at an offset)
-                through_array[0] = False  # not tried again for this route
-                data = read_table(value)
-        else:
-            data = read_table(value)
+        data = read(value)
         if type(data) is table:
             batches = data.to_batches()
             if len(batches) != 1:  # pragma: no cover - the plan saw one chunk per column
@@ -603,6 +591,36 @@ def bind_arrow_to_tensor(ctx: Context, dlpack_only: bool) -> Callable[[Any], Any
         return asarray(data.to_tensor(row_major=False))
 
     return to_tensor
+
+
+def _one_batch_reader() -> Callable[[Any], Any]:
+    """For a route that planned one batch: ``read(value)``, a pyarrow Table or RecordBatch
+    as it is; a producer with ``__arrow_c_array__`` (a nanoarrow Array) through
+    ``pa.record_batch`` (4.4 us against 6 through its stream, 1,000 rows with nulls)
+    until it refuses one (a struct at an offset: then its stream, and for the rest of the
+    route); anything else through ``arrowkit.read_table``."""
+    pa = arrowkit.pa_module()
+    table, batch, read_table, record_batch = (
+        pa.Table,
+        pa.RecordBatch,
+        arrowkit.read_table,
+        pa.record_batch,
+    )
+    refused = (TypeError, ValueError, pa.ArrowException)
+    through_array = [True]  # until pa.record_batch refuses one (then: the stream)
+
+    def read(value: Any) -> Any:
+        cls = type(value)
+        if cls is table or cls is batch:
+            return value
+        if through_array[0] and hasattr(cls, "__arrow_c_array__"):  # one batch
+            try:
+                return record_batch(value)
+            except refused:
+                through_array[0] = False  # not tried again for this route
+        return read_table(value)
+
+    return read
 
 
 _PLAIN_FLAGS = frozenset({Flag.SLICED, Flag.ONE_BLOCK, Flag.ADJACENT})
@@ -672,25 +690,14 @@ def _bind_numeric_table(ctx: Context, dlpack_only: bool) -> Callable[[Any], Any]
     table.columns])``: 14.8-27.6 us). A column of several chunks (the plan saw one) goes
     the general way."""
     pa = arrowkit.pa_module()
-    table, batch, read_table = pa.Table, pa.RecordBatch, arrowkit.read_table
-    record_batch, from_batches = pa.record_batch, pa.Table.from_batches
-    through_array = [True]  # until pa.record_batch refuses one (then: the stream)
+    batch, from_batches = pa.RecordBatch, pa.Table.from_batches
+    read = _one_batch_reader()
     copy = ctx.copy
 
     def columns(value: Any) -> Any:
-        cls = type(value)
-        if cls is table:
-            data = value
-        elif cls is batch:
-            data = from_batches([value])
-        elif through_array[0] and hasattr(cls, "__arrow_c_array__"):  # one batch
-            try:  # (a nanoarrow Array: 4.4 us through its C array, 6 through its stream)
-                data = from_batches([record_batch(value)])
-            except (TypeError, ValueError, pa.ArrowException):  # (a struct at an offset)
-                through_array[0] = False  # not tried again for this route
-                data = read_table(value)
-        else:
-            data = read_table(value)
+        data = read(value)
+        if type(data) is batch:
+            data = from_batches([data])
         cols = data.columns  # (a Table's: ChunkedArrays)
         for col in cols:
             if col.num_chunks != 1:

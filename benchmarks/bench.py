@@ -1124,6 +1124,11 @@ def _run_case(case: Case, x: object, settings: Settings) -> dict[str, Any]:
         if pd_route
         else None
     )
+    if (
+        best is not None
+        and record["hub"]["median_ns"] > COPY_SPEED_TARGET * record["best_direct_ns"]
+    ):
+        record["parts"] = measure_parts(case, x, best[1], settings)
     if settings.memory:
         record["memory"] = _memory_of(hub_call, best[1] if best is not None else None)
     if best is not None:
@@ -1131,6 +1136,37 @@ def _run_case(case: Case, x: object, settings: Settings) -> dict[str, Any]:
         record["direct_zero_copy"] = verified_zero_copy(x, out, made)[0] if _knows(out) else None
         del out
     return record
+
+
+def measure_parts(
+    case: Case, x: object, direct: Callable[[], Any], settings: Settings
+) -> dict[str, float] | None:
+    """Where the time of a hub conversion goes: the whole call, the run the hub keeps for
+    ``x``'s route alone, the source adapter's route key alone, and the fastest direct call,
+    timed again, interleaved (``time_calls``). The dispatch is the rest: hub - run - key.
+    None where the hub keeps no run for ``x`` (it plans each call)."""
+    kept = HUB.planner.kept_route(x, case.dst)
+    if kept is None:
+        return None
+    key, run = kept
+    ready = case.dst in ASYNC_LIBS
+
+    def hub_call() -> Any:
+        return (
+            _ready(HUB.convert(x, to=case.dst), case.dst) if ready else HUB.convert(x, to=case.dst)
+        )
+
+    def run_call() -> Any:
+        return _ready(run(x), case.dst) if ready else run(x)
+
+    def key_call() -> Any:
+        return key(x)
+
+    calls = {"hub": hub_call, "run": run_call, "key": key_call, "direct": direct}
+    timings = time_calls(calls, settings, settings.budget_s / 2)
+    parts = {f"{name}_ns": t.median_ns for name, t in timings.items()}
+    parts["dispatch_ns"] = parts["hub_ns"] - parts["run_ns"] - parts["key_ns"]
+    return parts
 
 
 def _memory_of(

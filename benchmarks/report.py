@@ -277,6 +277,75 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
         f"- **Plan claims checked by address**: {len(ok) - len(wrong)} right, {len(wrong)} wrong"
         + (": " + ", ".join(where(r) for r in wrong) if wrong else "")
     )
+    out += parts_lines(ok, where)
+    return out
+
+
+def parts_lines(ok: Sequence[dict[str, Any]], where: Any) -> list[str]:
+    """Where the time of the cells above the target ratio goes (``bench.measure_parts``):
+    those whose kept run alone is within the target of the direct call (the miss is the
+    per-call dispatch and route key, the floor of a Python call that checks its input),
+    and those whose run is slower, listed; the median route key and dispatch per source."""
+    timed = [r for r in ok if r.get("parts")]
+    untimed = [r for r in ok if "parts" in r and not r["parts"]]
+    if not timed and not untimed:
+        return []
+    target = bench.COPY_SPEED_TARGET
+
+    def run_ratio(r: dict[str, Any]) -> float:
+        parts = r["parts"]
+        return float(parts["run_ns"] / parts["direct_ns"])
+
+    floor = [r for r in timed if run_ratio(r) <= target]
+    slower = sorted((r for r in timed if run_ratio(r) > target), key=lambda r: -run_ratio(r))
+    items = [
+        f"{where(r)} (run/direct {run_ratio(r):.2f}; key {r['parts']['key_ns'] / 1e3:.2f} µs, "
+        f"dispatch {r['parts']['dispatch_ns'] / 1e3:.2f} µs)"
+        for r in slower[:60]
+    ]
+    more = f"; … {len(slower) - 60} more" if len(slower) > 60 else ""
+    out = [
+        f"- **Where the misses' time goes** (each cell above {target:g}× timed again: the "
+        "hub's call, the run it keeps for the source's route alone, the route key alone, "
+        "and the fastest direct call, interleaved; the dispatch is the rest): "
+        f"{len(timed)} cells timed, {len(untimed)} without a kept run (planned on each call"
+        + (": " + ", ".join(where(r) for r in untimed[:20]) if untimed else "")
+        + f"). **{len(floor)} where the run alone is within {target:g}× of the direct call**: "
+        "the miss is the dispatch and the route key. "
+        f"**{len(slower)} where the run is slower**"
+        + (": " + "; ".join(items) + more if items else "")
+        + ".",
+        "",
+    ]
+    by_source: dict[str, list[dict[str, Any]]] = {}
+    for r in timed:
+        by_source.setdefault(r["src"], []).append(r)
+    rows = []
+    for src, cells in sorted(by_source.items()):
+        keys = sorted(r["parts"]["key_ns"] for r in cells)
+        dispatch = sorted(r["parts"]["dispatch_ns"] for r in cells)
+        rows.append(
+            [
+                src,
+                str(len(cells)),
+                f"{keys[len(keys) // 2] / 1e3:.2f}",
+                f"{dispatch[len(dispatch) // 2] / 1e3:.2f}",
+                str(sum(run_ratio(r) <= target for r in cells)),
+            ]
+        )
+    out.append(
+        markdown_table(
+            [
+                "source",
+                "cells timed",
+                "route key µs (median)",
+                "dispatch µs (median)",
+                f"run ≤ {target:g}× direct",
+            ],
+            rows,
+        )
+    )
+    out.append("")
     return out
 
 

@@ -80,6 +80,19 @@ for shape in ("string", "numeric"):
     x = bench.make_source("polars", shape, bench.arrow_data(shape, 10))
     unusable[shape] = bench.unusable(bench.na.Array(x))
 facts["unusable"] = unusable
+# numpy -> pyarrow of a column is a copy whose hub call costs more than pa.array's: a
+# miss, whose parts (kept run, route key, dispatch) the record holds and the report shows
+case = bench.Case("numpy", "pyarrow", "column", 1000)
+x = bench.make_source("numpy", "column", bench.arrow_data("column", 1000))
+record = bench.run_case(case, x, bench.Settings(budget_s=0.02, memory=False))
+parts = record.get("parts")
+facts["parts"] = parts
+facts["parts_unkept"] = bench.measure_parts(
+    bench.Case("numpy", "polars", "column", 8), bench.np.arange(3.0), lambda: None,
+    bench.Settings.quick(),
+)
+record["targets"] = {}
+facts["parts_text"] = " ".join(report.parts_lines([record], lambda r: r["pair"]))
 cmp = bench.compare(json.loads(sys.argv[1]), json.loads(sys.argv[2]))
 facts["compare"] = {
     "regressions": [r["pair"] for r in cmp.regressions],
@@ -265,3 +278,19 @@ def test_recheck_that_cannot_check_out_the_baseline_commit_keeps_the_regression(
     assert found["recheck"]["error"] and found["regressions"] == 1 and found["cleared"] == 0
     assert "could not be measured on this machine" in found["text"]
     assert "the regressions stand" in found["text"]
+
+
+def test_a_miss_is_split_into_the_kept_run_its_route_key_and_the_dispatch(
+    facts: dict[str, Any],
+) -> None:
+    parts = facts["parts"]
+    assert parts is not None, "numpy -> pyarrow column 1,000 is expected to miss 1.05x"
+    assert set(parts) == {"hub_ns", "run_ns", "key_ns", "direct_ns", "dispatch_ns"}
+    assert 0 < parts["key_ns"] < parts["run_ns"] < parts["hub_ns"]
+    assert parts["dispatch_ns"] == pytest.approx(
+        parts["hub_ns"] - parts["run_ns"] - parts["key_ns"]
+    )
+    assert facts["parts_unkept"] is None  # never converted: no kept run to time
+    text = facts["parts_text"]
+    assert "Where the misses' time goes" in text and "1 cells timed" in text
+    assert "| numpy | 1 |" in text

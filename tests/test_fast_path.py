@@ -1944,3 +1944,30 @@ def test_tables_whose_c_array_is_refused_reach_tensors_through_their_stream(
             with pytest.warns(ih.LossyConversionWarning):
                 out = hub.convert(source, to=to)
             assert np.array_equal(np.asarray(out), expected, equal_nan=True)
+
+
+def test_kept_route_gives_the_calls_a_repeated_conversion_makes() -> None:
+    # The benchmark times the kept run and the route key apart from the whole call
+    # (benchmarks/bench.py measure_parts): they must be what convert calls.
+    hub = ih.Hub(autoload=False)
+    table = pa.table({"x": [1.0, 2.0, 3.0]})
+    assert hub.planner.kept_route(table, "numpy") is None  # nothing kept yet
+    first = hub.convert(table, to="numpy")
+    kept = hub.planner.kept_route(table, "numpy")
+    assert kept is not None
+    key, run = kept
+    assert key(table) is not None
+    out = run(table)
+    assert np.array_equal(out, first)
+    assert np.shares_memory(out, first)  # the same zero-copy route, by address
+    assert hub.planner.kept_route(table, "numpy", copy=True) is None  # another request
+    assert hub.planner.kept_route(pa.table({"y": [1, None]}), "numpy") is None  # another key
+    assert hub.planner.kept_route(table, ["numpy"]) is None  # unhashable: never kept
+    # A kept lossy route warns as convert does.
+    nulls = pa.table({"n": pa.array([1, None, 3])})
+    with pytest.warns(ih.LossyConversionWarning):
+        hub.convert(nulls, to="numpy")
+    kept = hub.planner.kept_route(nulls, "numpy")
+    assert kept is not None
+    with pytest.warns(ih.LossyConversionWarning, match="nulls become NaN"):
+        kept[1](nulls)

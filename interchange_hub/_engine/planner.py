@@ -36,6 +36,8 @@ from interchange_hub.errors import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Hashable
+
     from interchange_hub._core.info import DataInfo
     from interchange_hub._engine.cache import RouteCache
     from interchange_hub._engine.plans import Compiled, Plan
@@ -117,6 +119,29 @@ class Planner:
                 warned = _warns_losses(compiled, plan)
                 self._cache.remember_runs(call, source, obj, warned, generation)
         return result
+
+    def kept_route(
+        self,
+        obj: object,
+        to: object,
+        copy: bool | None = None,
+        device: str | Device | None = None,
+        strict: bool = False,
+        dtype: object = None,
+    ) -> tuple[Callable[[Any], Hashable | None], Callable[[Any], Any]] | None:
+        """The two calls a repeated :meth:`convert` of ``obj`` makes on its fast path: the
+        source adapter's ``route_key`` and the run kept for that key; None where
+        ``convert`` would plan (nothing kept yet, or a route that is never kept). For
+        profiles of where a conversion's time goes: the rest of a call is the dispatch."""
+        try:
+            fast = self._calls.get((type(obj), to, copy, device, strict, dtype))
+        except TypeError:  # an unhashable to= or device=
+            return None
+        if fast is None:
+            return None
+        key = fast.source.route_key
+        run = fast.runs.get(key(obj))
+        return None if run is None else (key, run)
 
     def plan(
         self,

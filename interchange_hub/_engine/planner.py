@@ -478,11 +478,12 @@ def _warns_write_through(compiled: Compiled, plan: Plan) -> Compiled:
             frame = getframe(3)
         except ValueError:  # (a shallower stack: a caller of the planner's own)
             frame = getframe(1)
-        while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(
-            "interchange_hub"
+        # (the module's name first: f_back makes a frame object of the frame below)
+        while frame.f_globals.get("__name__", "").startswith("interchange_hub") and (
+            frame.f_back is not None
         ):
             frame = frame.f_back
-        site = (frame.f_code, frame.f_lineno)
+        site = (frame.f_code, frame.f_lasti)  # the call's instruction (f_lineno decodes)
         if site not in seen:
             if len(seen) >= 4096:
                 seen.clear()

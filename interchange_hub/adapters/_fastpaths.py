@@ -398,12 +398,17 @@ def _polars_to_numpy_bind(ctx: Context) -> Callable[[Any], Any]:
     if ctx.copy:
         return lambda value: value.to_numpy(writable=True)
     if ctx.info.kind == Kind.COLUMN:
-        return lambda value: value.to_numpy()
+        return _series_to_numpy
     if all(Flag.ADJACENT in c.flags for c in ctx.info.columns) or len(ctx.info.columns) == 1:
 
         def view(value: Any) -> Any:
             try:
-                return value.to_numpy(allow_copy=False)
+                try:  # polars' native frame: its call without the Python wrappers around
+                    # it (a decorator of removed parameters, the structured and masked
+                    # tests), 0.34 us against 0.94
+                    return value._df.to_numpy("fortran", writable=False, allow_copy=False)
+                except (AttributeError, TypeError):  # polars changed its private handle
+                    return value.to_numpy(allow_copy=False)
             except Exception as exc:
                 raise RouteChanged("the columns are no longer side by side") from exc
 
@@ -438,6 +443,15 @@ def _polars_to_numpy_bind(ctx: Context) -> Callable[[Any], Any]:
         return out
 
     return copy
+
+
+def _series_to_numpy(value: Any) -> Any:
+    """``Series.to_numpy()`` through polars' native Series (what the method calls, without
+    its wrappers: 0.3 us less), the public call where polars changed its private handle."""
+    try:
+        return value._s.to_numpy(writable=False, allow_copy=True)
+    except (AttributeError, TypeError):
+        return value.to_numpy()
 
 
 def _polars_nulls_bind(ctx: Context) -> Callable[[Any], Any]:

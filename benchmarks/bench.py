@@ -1077,6 +1077,10 @@ def _run_case(case: Case, x: object, settings: Settings) -> dict[str, Any]:
         plan_zero_copy=plan.zero_copy,
         plan_copied_bytes=plan.copied_bytes,
         plan_scans=[x.column for x in plan.scans],
+        # what the hub does on every call that the direct calls do not: a warning per
+        # lossy column, and the check of the call site of a write-through warning
+        plan_losses=len(plan.losses),
+        plan_write_through=plan.write_through,
         route=_route_text(plan),
         verified_zero_copy=zero,
         shared_bytes=shared,

@@ -620,12 +620,18 @@ def _copy(value: Any, new: bool, cast: str | None = None) -> Any:
     if isinstance(value, jax.Array):
         return jnp.array(value, copy=True)
     small_cast = cast is not None and _nbytes(value) < _PUT_FROM
-    if _is_torch(value) and value.device.type == "cpu" and (small_cast or value.is_contiguous()):
+    if (
+        _is_torch(value)
+        and value.device.type == "cpu"
+        and (value.is_contiguous() or _nbytes(value) < _PUT_FROM)
+    ):
         # A CPU tensor is copied as the numpy array over its memory (Tensor.numpy, 0.5
-        # us); transpositions and other strides stay tensors (jax's DLPack import takes
-        # transpositions as they are: 1,868 us for 1e6 x 4 float64 with x64 off, against
-        # 6,502 through numpy), except small ones to be cast (1,000 x 4: 155 us against
-        # 40). A float64 tensor of 1,000 values, x64 off: 240 us through DLPack, 34 so.
+        # us); large transpositions and other strides stay tensors (jax's DLPack import
+        # takes transpositions as they are: 1,868 us for 1e6 x 4 float64 with x64 off,
+        # against 6,502 through numpy); small ones are copied through numpy too (1,000 x
+        # 4 float64 transposed: 155 us against 40 to be cast with x64 off; 48.8 against
+        # 25.9 with x64 on, jnp.asarray(x.numpy()) 25.0). A float64 tensor of 1,000
+        # values, x64 off: 240 us through DLPack, 34 so.
         # Where numpy holds no such tensor (bfloat16, conjugate or negative bits): DLPack.
         try:
             value = value.numpy()

@@ -294,14 +294,20 @@ def test_a_narrowing_route_is_kept_and_warns_on_every_call(hub: ih.Hub, make: An
         assert hub.convert(source, to="jax").dtype == jnp.float32
 
 
-def test_a_small_transposed_tensor_is_cast_through_numpy_and_a_large_one_through_dlpack(
-    hub: ih.Hub, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    imports: list[Any] = []
+@pytest.fixture
+def imports(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The types of what ``jax.dlpack.from_dlpack`` is called with, in order."""
+    seen: list[Any] = []
     real = jax.dlpack.from_dlpack
     monkeypatch.setattr(
-        jax.dlpack, "from_dlpack", lambda x, **kw: imports.append(type(x)) or real(x, **kw)
+        jax.dlpack, "from_dlpack", lambda x, **kw: seen.append(type(x)) or real(x, **kw)
     )
+    return seen
+
+
+def test_a_small_transposed_tensor_is_cast_through_numpy_and_a_large_one_through_dlpack(
+    hub: ih.Hub, imports: list[Any]
+) -> None:
     for n, through in ((1000, []), (100_000, [torch.Tensor])):  # 31 KiB and 3 MiB
         t = torch.arange(4.0 * n, dtype=torch.float64).reshape(4, n).T
         imports.clear()
@@ -313,15 +319,10 @@ def test_a_small_transposed_tensor_is_cast_through_numpy_and_a_large_one_through
 
 
 def test_a_small_transposed_tensor_is_copied_through_numpy_with_x64_on_too(
-    hub: ih.Hub, monkeypatch: pytest.MonkeyPatch
+    hub: ih.Hub, imports: list[Any]
 ) -> None:
     # Without a cast, a small transposed tensor went through jax's DLPack import and a
     # copy after it: 48.8 us for 1,000 x 4 float64, against 25.9 through numpy.
-    imports: list[Any] = []
-    real = jax.dlpack.from_dlpack
-    monkeypatch.setattr(
-        jax.dlpack, "from_dlpack", lambda x, **kw: imports.append(type(x)) or real(x, **kw)
-    )
     with jax.enable_x64(True):
         for n, through in ((1000, []), (100_000, [torch.Tensor])):  # 31 KiB and 3 MiB
             # 16 bytes past torch's 64-byte allocation: jax copies (a view needs 64)

@@ -1167,7 +1167,11 @@ def measure_parts(
         return key(x)
 
     calls = {"hub": hub_call, "run": run_call, "key": key_call, "direct": direct}
-    timings = time_calls(calls, settings, settings.budget_s / 2)
+    try:
+        timings = time_calls(calls, settings, settings.budget_s / 2)
+    except Exception:  # noqa: BLE001 - a kept run that raises (RouteChanged): convert
+        return None  # plans such an object again; it has no parts to time
+
     parts = {f"{name}_ns": t.median_ns for name, t in timings.items()}
     parts["dispatch_ns"] = parts["hub_ns"] - parts["run_ns"] - parts["key_ns"]
     return parts

@@ -328,7 +328,8 @@ def parts_lines(ok: Sequence[dict[str, Any]], where: Any) -> list[str]:
         f"- **Where the misses' time goes** (each cell above {target:g}× timed again: the "
         "hub's call, the run it keeps for the source's route alone, the route key alone, "
         "and the fastest direct call, interleaved; the dispatch is the rest): "
-        f"{len(timed)} cells timed, {len(untimed)} without a kept run (planned on each call"
+        f"{len(timed)} cells timed, {len(untimed)} without parts (no kept run: planned on each "
+        "call, or a kept run that raised"
         + (": " + ", ".join(where(r) for r in untimed[:20]) if untimed else "")
         + f"). {len(allowed)} are within the per-call allowance of "
         f"{bench.OVERHEAD_TARGET_US:g} µs + {target - 1:.0%}, {len(outside)} outside it. "

@@ -80,7 +80,7 @@ for shape in ("string", "numeric"):
     x = bench.make_source("polars", shape, bench.arrow_data(shape, 10))
     unusable[shape] = bench.unusable(bench.na.Array(x))
 facts["unusable"] = unusable
-# numpy -> pyarrow of a column is a copy whose hub call costs more than pa.array's: a
+# numpy -> pyarrow of a column (zero-copy) costs the hub more than pa.array's call: a
 # miss, whose parts (kept run, route key, dispatch) the record holds and the report shows
 case = bench.Case("numpy", "pyarrow", "column", 1000)
 x = bench.make_source("numpy", "column", bench.arrow_data("column", 1000))

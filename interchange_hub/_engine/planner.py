@@ -140,7 +140,10 @@ class Planner:
         if fast is None:
             return None
         key = fast.source.route_key
-        run = fast.runs.get(key(obj))
+        try:
+            run = fast.runs.get(key(obj))
+        except Exception:  # noqa: BLE001 - convert plans such an object, as here: None
+            return None
         return None if run is None else (key, run)
 
     def plan(

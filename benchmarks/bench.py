@@ -1132,7 +1132,7 @@ def _run_case(case: Case, x: object, settings: Settings) -> dict[str, Any]:
         best is not None
         and record["hub"]["median_ns"] > COPY_SPEED_TARGET * record["best_direct_ns"]
     ):
-        record["parts"] = measure_parts(case, x, best[1], settings)
+        record["parts"] = measure_parts(case, x, hub_call, best[1], settings)
     if settings.memory:
         record["memory"] = _memory_of(hub_call, best[1] if best is not None else None)
     if best is not None:
@@ -1143,22 +1143,22 @@ def _run_case(case: Case, x: object, settings: Settings) -> dict[str, Any]:
 
 
 def measure_parts(
-    case: Case, x: object, direct: Callable[[], Any], settings: Settings
+    case: Case,
+    x: object,
+    hub_call: Callable[[], Any],
+    direct: Callable[[], Any],
+    settings: Settings,
 ) -> dict[str, float] | None:
-    """Where the time of a hub conversion goes: the whole call, the run the hub keeps for
-    ``x``'s route alone, the source adapter's route key alone, and the fastest direct call,
-    timed again, interleaved (``time_calls``). The dispatch is the rest: hub - run - key.
-    None where the hub keeps no run for ``x`` (it plans each call)."""
+    """Where the time of a hub conversion goes: the whole call (``hub_call``, as the case
+    timed it), the run the hub keeps for ``x``'s route alone, the source adapter's route
+    key alone, and the fastest direct call, timed again, interleaved (``time_calls``).
+    The dispatch is the rest: hub - run - key. None where the hub keeps no run for ``x``
+    (it plans each call)."""
     kept = HUB.planner.kept_route(x, case.dst)
     if kept is None:
         return None
     key, run = kept
     ready = case.dst in ASYNC_LIBS
-
-    def hub_call() -> Any:
-        return (
-            _ready(HUB.convert(x, to=case.dst), case.dst) if ready else HUB.convert(x, to=case.dst)
-        )
 
     def run_call() -> Any:
         return _ready(run(x), case.dst) if ready else run(x)

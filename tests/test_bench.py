@@ -89,7 +89,7 @@ parts = record.get("parts")
 facts["parts"] = parts
 facts["parts_unkept"] = bench.measure_parts(
     bench.Case("numpy", "polars", "column", 8), bench.np.arange(3.0), lambda: None,
-    bench.Settings.quick(),
+    lambda: None, bench.Settings.quick(),
 )
 record["targets"] = {}
 facts["parts_text"] = " ".join(report.parts_lines([record], lambda r: r["pair"]))

@@ -7,9 +7,8 @@ warns with ``WriteThroughWarning``).
 
 anything -> jax (``to="jax"``, ``to=jax.Array``): tensors arrive through DLPack
 (``jax.dlpack.from_dlpack``), 1-D Arrow columns straight from their Arrow buffer
-(a writable numpy view of a mutable values buffer, which numpy exports as the DLPack
-capsule jax asks for, taken with ``copy=False``; an immutable buffer as a read-only view
-with ``jax.device_put``, its address checked). What JAX 0.10 does, measured:
+(a writable numpy view of the values buffer, which numpy exports as the DLPack capsule
+jax asks for, taken with ``copy=False``). What JAX 0.10 does, measured:
 
 * it **shares memory only when the buffer starts at a multiple of 64 bytes** and copies
   silently otherwise (``copy=False`` makes it raise). torch's and Arrow's allocators align
@@ -22,8 +21,9 @@ with ``jax.device_put``, its address checked). What JAX 0.10 does, measured:
 * it asks the producer for the **unversioned DLPack capsule**, which cannot carry DLPack
   1.0's read-only flag, and refuses versioned capsules; numpy therefore refuses to export
   a read-only array to it (``BufferError``), which is what the hub's views of Arrow
-  memory are. Read-only row-major memory is taken with ``jax.device_put`` instead, which
-  shares it on the same 64-byte condition; read-only column-major memory is copied;
+  memory are. Read-only memory is exported as a writable alias of the same memory (a
+  numpy array over its address, holding the source): jax views it under ``copy=False``
+  or says why not, and nothing writes to it, since jax Arrays are immutable;
 * it imports only compact strides (C order, F order or another transposition);
   other strided views are gathered into new memory first;
 * ``from_dlpack(copy=True)`` still shares a CPU buffer (jax 0.10.2), so copies are made
@@ -147,11 +147,6 @@ _STRIDED = (
     "jax imports only compact strides (row-major, column-major or another transposition): "
     "the strided view is gathered into new memory"
 )
-_READONLY_F = (
-    "read-only memory in column-major order: jax asks for the unversioned DLPack capsule, "
-    "which cannot carry the read-only flag (numpy refuses to export it), and "
-    "jax.device_put shares row-major buffers only"
-)
 _COPY_TRUE = "copy=True: jax copies the data into new memory"
 _X64_LOST = (
     "jax_enable_x64 is off: jax keeps 64-bit data in 32 bits (integers outside the 32-bit "
@@ -160,11 +155,13 @@ _X64_LOST = (
 )
 _SHARED = "jax.dlpack.from_dlpack shares the producer's memory (64-byte aligned)"
 _SHARED_READONLY = (
-    "jax.device_put shares the producer's read-only memory (64-byte aligned, row-major)"
+    "jax.dlpack.from_dlpack shares the producer's read-only memory (64-byte aligned), "
+    "exported as a writable alias (jax asks for the unversioned capsule, which cannot "
+    "say read-only; jax Arrays are immutable)"
 )
 _SHARED_ARROW = (
-    "jax shares the Arrow values buffer (64-byte aligned; jax.dlpack.from_dlpack of a numpy "
-    "view, or jax.device_put where the buffer is immutable)"
+    "jax shares the Arrow values buffer (64-byte aligned; jax.dlpack.from_dlpack of a "
+    "writable numpy view: jax Arrays are immutable)"
 )
 _SOURCE_WRITES = "; writes to the source show in the jax Array"
 
@@ -441,8 +438,6 @@ def _decide(ctx: Context, col: Column, readonly: bool, empty: bool) -> _Decision
         reasons.append(_COPY_TRUE)
     if layout in ("strided", "negative"):
         reasons.append(_STRIDED)
-    elif readonly and layout == "F":
-        reasons.append(_READONLY_F)
     recheck = grow = by_size = False
     if not reasons and not empty:  # a view is possible: it needs 64-byte alignment
         # Memory a step has just made: aligned where that step says so (the hub's tables
@@ -562,37 +557,48 @@ def _share(value: Any) -> Any:
 
     A DLPack producer is taken with ``jax.dlpack.from_dlpack(copy=False)``, which views
     the buffer or raises (jax's "not aligned to 64 bytes", a ValueError): nothing to check
-    after it (reading the result's address waits for jax to finish making it, 3 us). A
-    read-only numpy array goes to ``jax.device_put``, which promises nothing, so its
-    address is checked before and after."""
+    after it (reading the result's address waits for jax to finish making it, 3-7 us).
+    Read-only memory, which numpy will not export in the unversioned capsule jax asks
+    for, is exported as a writable alias (:func:`_writable_alias`)."""
     jax, np = _jax(), _np()
     if isinstance(value, jax.Array):
         return value
     if isinstance(value, np.ndarray) and not value.flags.writeable:
-        return _put_shared(value)
+        value = _writable_alias(value)
     try:
-        return jax.dlpack.from_dlpack(value, copy=False)
-    except BufferError:
-        # A read-only producer refuses jax's unversioned capsule: read it as numpy
-        # (versioned, read-only) and take it with device_put (row-major only).
-        arr = np.from_dlpack(value)
-        if not arr.flags.c_contiguous:
-            raise RouteChanged("read-only memory that is not row-major") from None
-        return _put_shared(arr)
+        try:
+            return jax.dlpack.from_dlpack(value, copy=False)
+        except BufferError:
+            # A read-only producer refuses jax's unversioned capsule: read it as numpy
+            # (versioned, read-only) and export that as a writable alias.
+            return jax.dlpack.from_dlpack(_writable_alias(np.from_dlpack(value)), copy=False)
     except ValueError as exc:  # jax's "is not aligned to 64 bytes" under copy=False
         raise RouteChanged(str(exc)) from None
 
 
-def _put_shared(arr: Any) -> Any:
-    """A jax Array over a row-major numpy array's memory by ``jax.device_put``;
-    RouteChanged where the address shows that jax copied (or would: not 64-byte aligned)."""
-    address = _address(arr)
-    if address is not None and address % ALIGNMENT:
-        raise RouteChanged("the buffer is not 64-byte aligned, unlike the one planned for")
-    out = _device_put(arr)
-    if address is not None and _pointer(out) != address:
-        raise RouteChanged("jax copied a buffer the route planned to share")
-    return out
+class _Alias:
+    """An ``__array_interface__`` over memory another object owns (``base``, kept alive by
+    the numpy array made of it)."""
+
+    __slots__ = ("__array_interface__", "base")
+
+    def __init__(self, face: dict[str, Any], base: object) -> None:
+        self.__array_interface__ = face
+        self.base = base
+
+
+def _writable_alias(arr: Any) -> Any:
+    """A writable numpy array over the memory of ``arr`` (read-only numpy), which holds
+    ``arr``: jax's DLPack import asks for the unversioned capsule, which cannot carry
+    DLPack 1.0's read-only flag, so numpy refuses to export a read-only array to it
+    (BufferError). Nothing writes to the alias: jax views it as an immutable Array, as
+    ``jax.device_put`` would view the read-only array itself (an alias taken through
+    DLPack under ``copy=False``: 27 us for 1e6 float64, against 28 for ``device_put``
+    and 36 for ``device_put`` with the address check it needs, since it promises
+    nothing)."""
+    face = arr.__array_interface__  # (a new dict each time)
+    face["data"] = (face["data"][0], False)
+    return _np().asarray(_Alias(face, arr))
 
 
 def _device_put(arr: Any) -> Any:
@@ -767,6 +773,29 @@ def _arrow_bind(ctx: Context) -> Callable[[Any], Any]:
 
     def run(value: Any) -> Any:
         _check_settings(decision)
+        if decision.share and not decision.empty:
+            values = _nanoarrow_values(value)
+            if values is not None:
+                # nanoarrow's own view of the values buffer, a DLPack producer of the
+                # capsule jax asks for: no pyarrow import (23 us for 1e6 float64, against
+                # 36 through pa.array and a numpy alias). The dtype is nanoarrow's name of
+                # the buffer's elements: another than planned is read as below.
+                try:
+                    out = from_dlpack(values, copy=False)
+                except ValueError as exc:  # not 64-byte aligned
+                    raise RouteChanged(str(exc)) from None
+                if out.dtype == dtype:
+                    return out
+        view = None if decision.empty else _polars_view(value)
+        if view is not None and view.dtype == dtype:
+            # polars' own read-only view of a Series' one chunk: no pyarrow import (which
+            # also leaves jax's next call slower: polars -> jax 1,000 float64, 31.6 us
+            # through pa.chunked_array against 21 so)
+            if decision.share:
+                return _share(view)
+            if decision.recheck and _aligned_now(view):
+                raise RouteChanged("the buffer is 64-byte aligned, unlike the one planned for")
+            return _copy(view, new, decision.cast)
         data = arrowkit.read_column(value)
         pa = arrowkit.pa_module()
         fresh = False
@@ -777,15 +806,18 @@ def _arrow_bind(ctx: Context) -> Callable[[Any], Any]:
                 data, fresh = data.combine_chunks(), True  # new memory
         if decision.share and not decision.empty and not fresh:
             values = data.buffers()[1]
-            if values is not None and values.is_mutable:
-                # A writable numpy view of the values buffer (pyarrow's own allocations,
-                # and memory it shares with numpy or polars, say they are mutable), which
-                # numpy exports as the unversioned DLPack capsule jax asks for: jax views
-                # it under copy=False or says why not (25 us, against 35 for device_put
-                # of the read-only view and the address check it needs). Nothing writes
-                # to it: jax Arrays are immutable. (pyarrow's own export of that capsule
-                # warns that it is deprecated, pyarrow 26.)
+            if values is not None:
+                # A numpy view of the values buffer, writable (pyarrow's own allocations,
+                # and memory it shares with numpy or polars, say they are mutable) or made
+                # a writable alias (an immutable one: nanoarrow's), which numpy exports as
+                # the unversioned DLPack capsule jax asks for: jax views it under
+                # copy=False or says why not (25 us, against 35 for device_put of the
+                # read-only view and the address check it needs). Nothing writes to it:
+                # jax Arrays are immutable. (pyarrow's own export of that capsule warns
+                # that it is deprecated, pyarrow 26.)
                 arr = frombuffer(values, dtype, len(data), data.offset * dtype.itemsize)
+                if not values.is_mutable:
+                    arr = _writable_alias(arr)
                 try:
                     return from_dlpack(arr, copy=False)
                 except ValueError as exc:  # not 64-byte aligned
@@ -800,6 +832,33 @@ def _arrow_bind(ctx: Context) -> Callable[[Any], Any]:
         return _copy(view, new and not fresh, decision.cast)
 
     return run
+
+
+def _polars_view(value: Any) -> Any:
+    """polars' read-only numpy view of a Series of one chunk with no nulls (numbers
+    only; its nulls would show as whatever their slots hold), else None."""
+    if type(value).__module__ != "polars.series.series":
+        return None
+    try:
+        native = value._s
+        return None if native.null_count() else native.to_numpy_view()
+    except AttributeError:  # polars changed its private handle: read as pyarrow
+        return None
+
+
+def _nanoarrow_values(value: Any) -> Any:
+    """The values buffer of a nanoarrow Array of one chunk that starts at its buffer's
+    start and ends at its end, as nanoarrow's buffer view (``CBufferView``, a DLPack
+    producer); None for anything else."""
+    if type(value).__module__ != "nanoarrow.array":
+        return None
+    try:
+        if value.n_chunks != 1 or value.offset or value.n_buffers != 2:
+            return None
+        values = value.buffer(1)
+        return values if values.n_elements == len(value) else None
+    except (AttributeError, TypeError, ValueError):  # another nanoarrow: read as pyarrow
+        return None
 
 
 def _arrow_import(value: Any, ctx: Context) -> Any:

@@ -189,6 +189,40 @@ def _to_numpy(data: Any, col: Column, copy: bool) -> tuple[Any, list[Loss], Any]
     return out, late, _kept(pa, arr.type) if conv.keep else None
 
 
+# From this many values in all, the numeric columns whose nulls become NaN (each a copy
+# in C, outside the GIL) are converted side by side, as pyarrow's own to_pandas does:
+# two float64/int64 columns with nulls, 1e6 rows: 2.36 ms one after the other, 1.52
+# side by side on 2 cores; 1e7: 23.4 against 14.3. Below it the threads' start costs
+# more than they save (3e5 rows: 0.70 against 0.75 ms).
+PARALLEL_FROM = 1 << 20
+
+
+def _converted(
+    pairs: Sequence[tuple[Any, Column]], copy: bool
+) -> list[tuple[Any, list[Loss], Any]]:
+    """:func:`_to_numpy` of each (column, description), in order: the numeric columns
+    with nulls side by side in threads (at most ``pa.cpu_count()``, pyarrow's own
+    setting, and one thread where it is 1) when they hold ``PARALLEL_FROM`` values or
+    more; the rest, and everything else, one after the other."""
+    pa = arrowkit.pa_module()
+    heavy = [
+        i
+        for i, (data, _) in enumerate(pairs)
+        if data.null_count and (pa.types.is_integer(data.type) or pa.types.is_floating(data.type))
+    ]
+    workers = min(len(heavy), pa.cpu_count())
+    if workers < 2 or sum(len(pairs[i][0]) for i in heavy) < PARALLEL_FROM:
+        return [_to_numpy(data, col, copy) for data, col in pairs]
+    from concurrent.futures import ThreadPoolExecutor
+
+    # A pool for the call: none is left behind to break in a forked worker (Dask, Ray).
+    with ThreadPoolExecutor(workers, thread_name_prefix="interchange_hub_xarray") as pool:
+        done = dict(zip(heavy, pool.map(lambda i: _to_numpy(*pairs[i], copy), heavy), strict=True))
+    return [
+        done[i] if i in done else _to_numpy(data, col, copy) for i, (data, col) in enumerate(pairs)
+    ]
+
+
 def _kept(pa: Any, typ: Any) -> Any:
     """The Arrow type the way back restores: ``typ`` itself (views, extension types, fixed
     widths and all; :func:`buildable` is the fallback where pyarrow cannot build it from
@@ -384,9 +418,14 @@ def from_arrow(value: Any, ctx: Context) -> Any:
     data_vars: dict[str, Any] = {}
     coords: dict[str, Any] = {}
     late: list[Loss] = []
-    for name, chunked in zip(table.column_names, table.columns, strict=True):
-        col = known.get(name) or Column(name, arrowkit.dtype_name(chunked.type), -1, -1, -1)
-        values, lost, kept = _to_numpy(chunked, col, copy)
+    pairs = [
+        (chunked, known.get(name) or Column(name, arrowkit.dtype_name(chunked.type), -1, -1, -1))
+        for name, chunked in zip(table.column_names, table.columns, strict=True)
+    ]
+    converted = _converted(pairs, copy)
+    for name, (values, lost, kept), (_, col) in zip(
+        table.column_names, converted, pairs, strict=True
+    ):
         late += lost
         var = xr.Variable((dim,), values, encoding=_encoding(kept))
         if name == coord:

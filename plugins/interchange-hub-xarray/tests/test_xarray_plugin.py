@@ -844,3 +844,59 @@ def test_a_dataarrays_kept_route_follows_its_data_name_and_coordinates(hub: ih.H
         out = hub.convert(xr.DataArray(np.arange(3.0), name=name), to="polars")
         assert out.name == str(name), (name, out.name)
     assert interchange_hub_xarray._describe.route_key(xr.DataArray(np.array([], float))) is None
+
+
+def test_numeric_columns_with_nulls_are_filled_side_by_side(
+    hub: ih.Hub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From PARALLEL_FROM values the numeric columns whose nulls become NaN are converted
+    in threads (as pyarrow's to_pandas does): the same Dataset, the same warnings, one
+    thread per such column; one after the other below it, or where pa.cpu_count() is 1."""
+    import threading
+
+    from interchange_hub_xarray import _import
+
+    rows = 4096
+    missing = np.arange(rows) % 7 == 2
+    table = pa.table(
+        {
+            "i": pa.array(np.arange(rows), mask=missing),
+            "f": pa.array(np.arange(rows) * 0.5, mask=missing),
+            "s": pa.array([str(n) for n in range(rows)]),
+            "g": pa.array(np.arange(rows) * 2.0),  # no nulls: shared, not a thread's work
+        }
+    )
+    threads: list[str] = []
+    convert = _import._to_numpy
+
+    def recorded(data: Any, col: Any, copy: bool) -> Any:
+        threads.append(threading.current_thread().name)
+        return convert(data, col, copy)
+
+    monkeypatch.setattr(_import, "_to_numpy", recorded)
+
+    def run() -> tuple[xr.Dataset, list[str]]:
+        threads.clear()
+        with pytest.warns(ih.LossyConversionWarning) as caught:
+            ds = hub.convert(table, to="xarray")
+        return ds, sorted(str(w.message) for w in caught)
+
+    alone, warned = run()
+    assert not any(n.startswith("interchange_hub_xarray") for n in threads)
+    monkeypatch.setattr(_import, "PARALLEL_FROM", rows)
+    both, warned_both = run()
+    if pa.cpu_count() > 1:
+        side = [n for n in threads if n.startswith("interchange_hub_xarray")]
+        assert len(side) == 2 and len(threads) == 4, threads
+    assert both.identical(alone) and warned_both == warned and len(warned) >= 2
+    assert np.isnan(both["i"].values[2]) and both["i"].values[3] == 3.0
+    assert list(both.data_vars) == ["i", "f", "s", "g"]
+    assert hub.shared_bytes(table, both) > 0  # "g" still shared
+    before = pa.cpu_count()
+    pa.set_cpu_count(1)
+    try:
+        _, warned_one = run()
+        assert not any(n.startswith("interchange_hub_xarray") for n in threads)
+        assert warned_one == warned
+    finally:
+        pa.set_cpu_count(before)

@@ -1113,19 +1113,38 @@ def has_plain_layout(typ: Any) -> bool:
 INT64_MIN = -(2**63)
 
 
+def _holds_int64_min(pa: Any, col: Any) -> bool:
+    """Whether a timestamp or duration Array or ChunkedArray holds INT64_MIN as a value: a
+    chunk without nulls by numpy's minimum of its values buffer (1,000 rows: 2 us, against
+    14 for pyarrow's cast and min, whose calls cost more than the scan), one with nulls
+    by pyarrow's (which skips the null slots, whatever they hold)."""
+    np = require("numpy")
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else (col,)
+    for chunk in chunks:
+        rows = len(chunk)
+        if not rows:
+            continue
+        if chunk.null_count:
+            low = require("pyarrow.compute").min(chunk.cast(pa.int64())).as_py()
+        else:
+            data = chunk.buffers()[1]
+            low = np.frombuffer(data, np.int64, count=rows, offset=chunk.offset * 8).min()
+        if low == INT64_MIN:
+            return True
+    return False
+
+
 def nat_collisions(named: Iterable[tuple[str, Any]]) -> list[Loss]:
     """Timestamp and duration columns holding INT64_MIN as a value, not a null: numpy and
     pandas read that value as NaT, their missing value, so it would silently become
     missing. One scan of each such column (its minimum, at memory bandwidth)."""
     pa = pa_module()
-    pc = require("pyarrow.compute")
     losses = []
     for name, col in named:
         typ = col.type
         if not (pa.types.is_timestamp(typ) or pa.types.is_duration(typ)) or not len(col):
             continue
-        low = pc.min(col.cast(pa.int64())).as_py()
-        if low == INT64_MIN:
+        if _holds_int64_min(pa, col):
             why = "INT64_MIN is NaT, the missing value, in numpy and pandas: it becomes missing"
             losses.append(Loss(name, f"{dtype_name(typ)} holding INT64_MIN", "NaT", why))
     return losses

@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 import pytest
 
 import interchange_hub as ih
+from interchange_hub import arrowkit
 from interchange_hub._tools import typemap
 from interchange_hub._tools.corpus import corpus, variants
 from tests.helpers import OUTCOMES
@@ -528,6 +529,33 @@ def test_int64_min_into_numpy_datetime64_is_warned_not_into_torch_ticks(hub: ih.
         ticks = hub.convert(col, to="torch")
     assert ticks.tolist() == [-(2**63), 0, 5]
     assert not [w for w in caught if "INT64_MIN" in str(w.message)]
+
+
+def test_int64_min_is_found_in_every_chunk_slice_and_kind_of_time() -> None:
+    """arrowkit.nat_collisions reads a chunk without nulls by numpy's minimum of its
+    values buffer (at the chunk's offset, for its rows only) and one with nulls by
+    pyarrow's, which skips what a null slot holds."""
+    low = -(2**63)
+    stamps = pa.array([5, low, 7, 8], pa.int64()).cast(pa.timestamp("us"))
+    found = [loss.column for loss in arrowkit.nat_collisions([("a", stamps)])]
+    assert found == ["a"]
+    assert not arrowkit.nat_collisions([("a", stamps.slice(2))])  # past it
+    assert not arrowkit.nat_collisions([("a", stamps.slice(0, 1))])  # before it
+    assert arrowkit.nat_collisions([("a", stamps.slice(1, 1))])  # only it
+    chunked = pa.chunked_array([stamps.slice(2), stamps.slice(0, 2)])
+    assert arrowkit.nat_collisions([("c", chunked)])
+    assert not arrowkit.nat_collisions([("c", pa.chunked_array([stamps.slice(2)] * 2))])
+    # A null slot holding INT64_MIN is not a value: not reported.
+    values = pa.array([low, 1], pa.int64()).buffers()[1]
+    masked = pa.Array.from_buffers(
+        pa.duration("ns"), 2, [pa.array([False, True]).buffers()[1], values], null_count=1
+    )
+    assert masked.is_null().to_pylist() == [True, False]
+    assert not arrowkit.nat_collisions([("d", masked)])
+    assert arrowkit.nat_collisions(
+        [("d", masked.cast(pa.int64()).fill_null(low).cast(pa.duration("ns")))]
+    )
+    assert not arrowkit.nat_collisions([("e", pa.array([low], pa.int64()))])  # not a time
 
 
 def test_fixed_offset_objects_into_polars_are_warned_when_read(hub: ih.Hub) -> None:

@@ -773,19 +773,27 @@ def _arrow_bind(ctx: Context) -> Callable[[Any], Any]:
 
     def run(value: Any) -> Any:
         _check_settings(decision)
-        if decision.share and not decision.empty:
-            values = _nanoarrow_values(value)
-            if values is not None:
-                # nanoarrow's own view of the values buffer, a DLPack producer of the
-                # capsule jax asks for: no pyarrow import (23 us for 1e6 float64, against
-                # 36 through pa.array and a numpy alias). The dtype is nanoarrow's name of
-                # the buffer's elements: another than planned is read as below.
-                try:
-                    out = from_dlpack(values, copy=False)
-                except ValueError as exc:  # not 64-byte aligned
-                    raise RouteChanged(str(exc)) from None
-                if out.dtype == dtype:
-                    return out
+        values = None if decision.empty else _nanoarrow_values(value)
+        if values is not None and not decision.share:
+            # nanoarrow's buffer view read by numpy (read-only) and copied as planned,
+            # without a pyarrow import (nanoarrow -> jax column 1,000: 48.6 us, against
+            # 31.2 for jnp.asarray(pa.array(x).to_numpy()))
+            view = _np().from_dlpack(values)
+            if view.dtype == dtype:
+                if decision.recheck and _aligned_now(view):
+                    raise RouteChanged("the buffer is 64-byte aligned, unlike the one planned for")
+                return _copy(view, new, decision.cast)
+        elif values is not None:
+            # nanoarrow's own view of the values buffer, a DLPack producer of the
+            # capsule jax asks for: no pyarrow import (23 us for 1e6 float64, against
+            # 36 through pa.array and a numpy alias). The dtype is nanoarrow's name of
+            # the buffer's elements: another than planned is read as below.
+            try:
+                out = from_dlpack(values, copy=False)
+            except ValueError as exc:  # not 64-byte aligned
+                raise RouteChanged(str(exc)) from None
+            if out.dtype == dtype:
+                return out
         view = None if decision.empty else _polars_view(value)
         if view is not None and view.dtype == dtype:
             # polars' own read-only view of a Series' one chunk: no pyarrow import (which
@@ -847,13 +855,16 @@ def _polars_view(value: Any) -> Any:
 
 
 def _nanoarrow_values(value: Any) -> Any:
-    """The values buffer of a nanoarrow Array of one chunk that starts at its buffer's
-    start and ends at its end, as nanoarrow's buffer view (``CBufferView``, a DLPack
-    producer); None for anything else."""
+    """The values buffer of a nanoarrow Array of one chunk without a validity bitmap (no
+    nulls: nanoarrow says no null count) that starts at its buffer's start and ends at
+    its end, as nanoarrow's buffer view (``CBufferView``, a DLPack producer); None for
+    anything else."""
     if type(value).__module__ != "nanoarrow.array":
         return None
     try:
         if value.n_chunks != 1 or value.offset or value.n_buffers != 2:
+            return None
+        if len(value.buffer(0)):  # a validity bitmap: nulls may hide under it
             return None
         values = value.buffer(1)
         return values if values.n_elements == len(value) else None

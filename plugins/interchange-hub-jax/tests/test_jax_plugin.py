@@ -512,6 +512,23 @@ def test_a_nanoarrow_column_is_shared_through_its_own_buffer_view(
             y = hub.convert(na.Array(piece), to="jax")
             assert y.tolist() == piece.to_pylist(), (start, length)
             assert (ptr(y) == address + 8 * start) == (start % 8 == 0), (start, length)
+        # Copied where unaligned (numpy's allocation, 16 bytes past a boundary), also
+        # through nanoarrow's view; a validity bitmap (even without nulls) is read as
+        # pyarrow reads it.
+        raw = np.arange(1000.0)
+        start = (-raw.ctypes.data % 64 // 8 + 2) % 8  # 16 bytes past a 64-byte boundary
+        del views[:]
+        for _ in range(3):
+            z = hub.convert(na.Array(pa.array(raw[start:])), to="jax")
+            assert z.tolist() == raw[start:].tolist() and ptr(z) != raw[start:].ctypes.data
+        # (the first run may be the kept shared route, which finds the buffer unaligned)
+        assert len(views) >= 3 and all(views), views
+        masked = pa.array([1.0, 2.0, 3.0], mask=np.array([False, False, False]))
+        unmasked = pa.Array.from_buffers(
+            masked.type, 3, [pa.py_buffer(b"\x07"), masked.buffers()[1]]
+        )
+        assert hub.convert(na.Array(unmasked), to="jax").tolist() == [1.0, 2.0, 3.0]
+        assert views[-1] is False
 
 
 def test_arrow_columns_with_nulls_and_other_types(hub: ih.Hub) -> None:

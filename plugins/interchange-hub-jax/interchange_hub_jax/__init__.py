@@ -160,8 +160,8 @@ _SHARED_READONLY = (
     "say read-only; jax Arrays are immutable)"
 )
 _SHARED_ARROW = (
-    "jax shares the Arrow values buffer (64-byte aligned; jax.dlpack.from_dlpack of a "
-    "writable numpy view: jax Arrays are immutable)"
+    "jax shares the Arrow values buffer (64-byte aligned; jax.dlpack.from_dlpack of "
+    "nanoarrow's buffer view or of a writable numpy view: jax Arrays are immutable)"
 )
 _SOURCE_WRITES = "; writes to the source show in the jax Array"
 
@@ -774,25 +774,9 @@ def _arrow_bind(ctx: Context) -> Callable[[Any], Any]:
     def run(value: Any) -> Any:
         _check_settings(decision)
         values = None if decision.empty else _nanoarrow_values(value)
-        if values is not None and not decision.share:
-            # nanoarrow's buffer view read by numpy (read-only) and copied as planned,
-            # without a pyarrow import (nanoarrow -> jax column 1,000: 48.6 us, against
-            # 31.2 for jnp.asarray(pa.array(x).to_numpy()))
-            view = _np().from_dlpack(values)
-            if view.dtype == dtype:
-                if decision.recheck and _aligned_now(view):
-                    raise RouteChanged("the buffer is 64-byte aligned, unlike the one planned for")
-                return _copy(view, new, decision.cast)
-        elif values is not None:
-            # nanoarrow's own view of the values buffer, a DLPack producer of the
-            # capsule jax asks for: no pyarrow import (23 us for 1e6 float64, against
-            # 36 through pa.array and a numpy alias). The dtype is nanoarrow's name of
-            # the buffer's elements: another than planned is read as below.
-            try:
-                out = from_dlpack(values, copy=False)
-            except ValueError as exc:  # not 64-byte aligned
-                raise RouteChanged(str(exc)) from None
-            if out.dtype == dtype:
+        if values is not None:
+            out = _from_nanoarrow(values, dtype, decision, new)
+            if out is not None:
                 return out
         view = None if decision.empty else _polars_view(value)
         if view is not None and view.dtype == dtype:
@@ -817,12 +801,12 @@ def _arrow_bind(ctx: Context) -> Callable[[Any], Any]:
             if values is not None:
                 # A numpy view of the values buffer, writable (pyarrow's own allocations,
                 # and memory it shares with numpy or polars, say they are mutable) or made
-                # a writable alias (an immutable one: nanoarrow's), which numpy exports as
-                # the unversioned DLPack capsule jax asks for: jax views it under
-                # copy=False or says why not (25 us, against 35 for device_put of the
-                # read-only view and the address check it needs). Nothing writes to it:
-                # jax Arrays are immutable. (pyarrow's own export of that capsule warns
-                # that it is deprecated, pyarrow 26.)
+                # a writable alias (an immutable one, imported from another library),
+                # which numpy exports as the unversioned DLPack capsule jax asks for: jax
+                # views it under copy=False or says why not (25 us; device_put of the
+                # read-only view and the address check it would need: 35). Nothing writes
+                # to it: jax Arrays are immutable. (pyarrow's own export of that capsule
+                # warns that it is deprecated, pyarrow 26.)
                 arr = frombuffer(values, dtype, len(data), data.offset * dtype.itemsize)
                 if not values.is_mutable:
                     arr = _writable_alias(arr)
@@ -852,6 +836,32 @@ def _polars_view(value: Any) -> Any:
         return None if native.null_count() else native.to_numpy_view()
     except AttributeError:  # polars changed its private handle: read as pyarrow
         return None
+
+
+def _from_nanoarrow(values: Any, dtype: Any, decision: _Decision, new: bool) -> Any:
+    """A jax Array of nanoarrow's buffer view ``values`` (a DLPack producer of the
+    unversioned capsule jax asks for), as ``decision`` says: shared by
+    ``jax.dlpack.from_dlpack(copy=False)`` (23 us for 1e6 float64, against 36 through
+    pa.array and a numpy alias), or read by numpy and copied (1,000 rows: 29.7 us against
+    48.6 through pyarrow); no pyarrow import either way. None where the view's dtype is
+    not the planned one, or nanoarrow or numpy refuse it: the pyarrow route reads it."""
+    try:
+        if decision.share:
+            try:
+                out = _jax().dlpack.from_dlpack(values, copy=False)
+            except ValueError as exc:  # not 64-byte aligned
+                raise RouteChanged(str(exc)) from None
+            return out if out.dtype == dtype else None
+        # (numpy's array over it is writable, as the capsule cannot say read-only: it is
+        # only copied)
+        view = _np().from_dlpack(values)
+    except (BufferError, TypeError):
+        return None
+    if view.dtype != dtype:
+        return None
+    if decision.recheck and _aligned_now(view):
+        raise RouteChanged("the buffer is 64-byte aligned, unlike the one planned for")
+    return _copy(view, new, decision.cast)
 
 
 def _nanoarrow_values(value: Any) -> Any:

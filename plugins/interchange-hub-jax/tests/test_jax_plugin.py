@@ -441,6 +441,54 @@ def test_read_only_numpy(hub: ih.Hub) -> None:
     assert np.array_equal(np.asarray(x), block)
 
 
+def test_strided_and_negative_numpy(hub: ih.Hub) -> None:
+    arr = buffer(256, np.float32)
+    for view in (arr[::2], arr[::-1], arr.reshape(16, 16)[:, :8]):
+        plan, x = checked(hub, view)
+        assert not plan.zero_copy and "strides" in reasons(plan)
+        assert np.array_equal(np.asarray(x), view)
+
+
+def test_empty_zero_d_and_masked(hub: ih.Hub) -> None:
+    for src in (torch.zeros(0), np.zeros((0, 3), np.float32), torch.zeros((3, 0)).T):
+        _, x = checked(hub, src)
+        assert x.shape == tuple(src.shape) and x.size == 0
+    with jax.enable_x64(True):
+        plan, x = checked(hub, torch.tensor(2.5, dtype=torch.float64))
+        assert x.shape == () and float(x) == 2.5 and plan.zero_copy == ALIGNED_KNOWN
+    masked = np.ma.masked_array(np.arange(4.0, dtype=np.float32), mask=[0, 1, 0, 0])
+    with pytest.warns(ih.LossyConversionWarning, match="mask"):
+        x = hub.convert(masked, to="jax")
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_a_3d_tensor(hub: ih.Hub) -> None:
+    cube = torch.arange(24.0).reshape(2, 3, 4)
+    plan, x = checked(hub, cube)
+    assert x.shape == (2, 3, 4) and plan.zero_copy == ALIGNED_KNOWN
+    back = hub.convert(x, to="numpy")
+    assert back.tolist() == cube.tolist()
+
+
+# -- Arrow -> jax ---------------------------------------------------------------------------
+def test_arrow_columns_go_straight_to_jax(hub: ih.Hub) -> None:
+    col = pa.array(list(range(1000)), pa.int32())  # pyarrow's allocator: 64-byte aligned
+    assert col.buffers()[1].address % 64 == 0
+    plan, x = checked(hub, col)
+    assert [s.edge.protocol for s in plan.steps][-1] == "Array.to_numpy+jax.dlpack.from_dlpack"
+    assert x.tolist() == list(range(1000))
+    if ALIGNED_KNOWN:
+        assert plan.zero_copy and ptr(x) == col.buffers()[1].address
+    sliced = col.slice(3)  # 12 bytes in: not aligned
+    plan, x = checked(hub, sliced)
+    assert not plan.zero_copy and "64-byte" in reasons(plan) and x.tolist() == sliced.to_pylist()
+    chunked = pa.chunked_array([col.slice(0, 500), col.slice(500)])
+    plan, x = checked(hub, chunked)
+    assert not plan.zero_copy and "2 chunks are concatenated" in reasons(plan)
+    assert x.tolist() == list(range(1000))
+
+
+@pytest.mark.skipif(not ALIGNED_KNOWN, reason="this hub does not report alignment")
 @pytest.mark.parametrize("mutable", [True, False], ids=["pyarrow's memory", "imported"])
 def test_an_arrow_column_is_shared_through_either_of_its_ways(
     hub: ih.Hub, mutable: bool, monkeypatch: pytest.MonkeyPatch
@@ -483,6 +531,7 @@ def test_an_arrow_column_is_shared_through_either_of_its_ways(
     assert [n for n in puts if n] == ([] if mutable else [4096] * 3 + [4088]), puts
 
 
+@pytest.mark.skipif(not ALIGNED_KNOWN, reason="this hub does not report alignment")
 def test_a_nanoarrow_column_is_shared_through_its_own_buffer_view(
     hub: ih.Hub, monkeypatch: pytest.MonkeyPatch
 ) -> None:

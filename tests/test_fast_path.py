@@ -1243,6 +1243,30 @@ def test_plans_name_the_columns_a_nan_scan_reads(hub: ih.Hub) -> None:
     assert hub.plan(np.arange(3.0), to="pyarrow").scans == ()  # numpy keeps NaN a value
 
 
+def test_plans_name_the_time_columns_whose_nat_export_reads(hub: ih.Hub) -> None:
+    """pandas' datetimes and durations (numpy-backed, or zoned) mark missing values with
+    NaT, which Table.from_pandas reads every value to make nulls of: the plan says so, as
+    for NaN. Arrow-backed times (pd.ArrowDtype) are exported as they are: no scan."""
+    stamps = pd.to_datetime(["2024-01-01", None, "2024-01-03"])
+    frame = pd.DataFrame(
+        {
+            "t": stamps,
+            "z": stamps.tz_localize("UTC"),
+            "d": pd.to_timedelta([1, None, 3], unit="s"),
+            "a": pd.array(stamps, dtype=pd.ArrowDtype(pa.timestamp("ns"))),
+            "n": np.arange(3),
+        }
+    )
+    plan = hub.plan(frame, to="pyarrow")
+    assert [s.column for s in plan.scans] == ["t", "z", "d"]
+    assert all("NaT is pandas' missing value" in s.reason for s in plan.scans)
+    assert "scans column 't': NaT" in str(plan)
+    table = hub.convert(frame, to="pyarrow")
+    assert [table.column(c).null_count for c in ("t", "z", "d", "a")] == [1, 1, 1, 1]
+    indexed = pd.DataFrame({"n": np.arange(3)}, index=pd.DatetimeIndex(stamps, name="when"))
+    assert [s.column for s in hub.plan(indexed, to="pyarrow").scans] == ["when"]
+
+
 def _integer_columns() -> list[Any]:
     """Integer columns with nulls as Arrow holds them: every width, slices starting
     within a validity byte, chunks with and without nulls (and without a validity

@@ -26,6 +26,7 @@ class Flag(enum.StrEnum):
 
     INDEX = "index"  # an index (row labels) travelling along as a column
     NAN_IS_NULL = "nan_is_null"  # float nulls whose values are NaN already
+    NAT_IS_NULL = "nat_is_null"  # times whose missing values are NaT (pandas' datetimes)
     SLICED = "sliced"  # a chunk starts at a non-zero offset into its buffers
     STRIDED = "strided"  # a numpy column that is a strided view: Arrow gathers it
     MASKED = "masked"  # data plus a byte-per-value mask (pandas' nullable dtypes)
@@ -249,7 +250,13 @@ def move_estimate(info: DataInfo, place: Device, how: str) -> Estimate:
 
 
 def nan_scans(info: DataInfo, call: str) -> tuple[Scan, ...]:
-    """The columns whose NaN ``call`` makes nulls of (``Flag.NAN_IS_NULL``: pandas'
-    numpy floats): it reads every value, however the buffers are shared."""
-    why = f"NaN is pandas' missing value: {call} reads every value to make nulls of them"
-    return tuple(Scan(c.name, why) for c in info.columns if Flag.NAN_IS_NULL in c.flags)
+    """The columns whose NaN or NaT ``call`` makes nulls of (``Flag.NAN_IS_NULL``:
+    pandas' numpy floats; ``Flag.NAT_IS_NULL``: its datetimes and durations): it reads
+    every value, however the buffers are shared."""
+    reads = f"is pandas' missing value: {call} reads every value to make nulls of them"
+    scans = []
+    for c in info.columns:
+        for flag, missing in ((Flag.NAN_IS_NULL, "NaN"), (Flag.NAT_IS_NULL, "NaT")):
+            if flag in c.flags:
+                scans.append(Scan(c.name, f"{missing} {reads}"))
+    return tuple(scans)

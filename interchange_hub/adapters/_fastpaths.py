@@ -593,7 +593,8 @@ def _pandas_to_polars_estimate(ctx: Context) -> Estimate:
     return Estimate(info, tuple(copies), why=why, scans=nan_scans(info, "pl.from_pandas"))
 
 
-_FROM_PANDAS_FLAGS = frozenset({Flag.NAN_IS_NULL, Flag.ONE_BLOCK, Flag.SLICED})
+# (NAT_IS_NULL: the dtype check then sends times to the Arrow route, saying so)
+_FROM_PANDAS_FLAGS = frozenset({Flag.NAN_IS_NULL, Flag.NAT_IS_NULL, Flag.ONE_BLOCK, Flag.SLICED})
 
 # Below this many rows a frame's columns go to polars as pyarrow arrays, each as
 # pa.array(..., from_pandas=True) makes it (NaN as null, numbers shared, booleans packed,

@@ -345,9 +345,17 @@ def _column_values(frame: Any, i: int) -> Any:
 
 def _column(name: str, values: Any) -> Column:
     """Describe a Series or a column's array (ndarray or pandas ExtensionArray)."""
-    numpy_backed = not isinstance(values.dtype, _pd().api.extensions.ExtensionDtype)
-    # numpy floats mark missing values with NaN; Arrow export turns them into nulls.
-    flags = _NAN_IS_NULL if numpy_backed and values.dtype.kind == "f" else NO_FLAGS
+    pd = _pd()
+    dtype = values.dtype
+    numpy_backed = not isinstance(dtype, pd.api.extensions.ExtensionDtype)
+    # numpy floats mark missing values with NaN, pandas' times (numpy-backed, zoned too)
+    # with NaT; Arrow export reads every value to make nulls of them.
+    if numpy_backed and dtype.kind == "f":
+        flags = _NAN_IS_NULL
+    elif dtype.kind in "mM" and not isinstance(dtype, pd.ArrowDtype):
+        flags = _NAT_IS_NULL
+    else:
+        flags = NO_FLAGS
     if hasattr(getattr(values, "array", values), "_mask"):
         flags = _MASKED
     nulls = _nulls(values, numpy_backed)
@@ -465,6 +473,7 @@ def _object_ints(values: Any) -> str:
 _MASKED = frozenset({Flag.MASKED})  # pandas' nullable dtypes
 _INDEX = frozenset({Flag.INDEX})  # the frame's index, travelling as a column
 _NAN_IS_NULL = frozenset({Flag.NAN_IS_NULL})
+_NAT_IS_NULL = frozenset({Flag.NAT_IS_NULL})
 
 # What pyarrow makes of an object column, by pandas' inferred type; such columns are
 # described as "py:<type>". Mixed integers and strings have no Arrow type; other
@@ -734,7 +743,7 @@ def _exported_as_is(col: Column) -> bool:
     )
 
 
-_AS_IS_FLAGS = frozenset({Flag.NAN_IS_NULL, Flag.ONE_BLOCK, Flag.INDEX})
+_AS_IS_FLAGS = frozenset({Flag.NAN_IS_NULL, Flag.NAT_IS_NULL, Flag.ONE_BLOCK, Flag.INDEX})
 
 
 # Arrow types that pandas keeps as ArrowDtype (shared buffers): see _arrow_backed.

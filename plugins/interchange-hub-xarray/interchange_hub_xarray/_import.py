@@ -37,7 +37,7 @@ from interchange_hub.adapter import (
 from interchange_hub_xarray import _describe as d
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
 
 _COPY_TRUE = "copy=True: new memory"
 _ONLY_HERE = "leads to xarray, and this conversion ends elsewhere"
@@ -199,28 +199,32 @@ PARALLEL_FROM = 1 << 20
 
 def _converted(
     pairs: Sequence[tuple[Any, Column]], copy: bool
-) -> list[tuple[Any, list[Loss], Any]]:
+) -> Iterator[tuple[Any, list[Loss], Any]]:
     """:func:`_to_numpy` of each (column, description), in order: the numeric columns
-    with nulls side by side in threads (at most ``pa.cpu_count()``, pyarrow's own
-    setting, and one thread where it is 1) when they hold ``PARALLEL_FROM`` values or
-    more; the rest, and everything else, one after the other."""
+    whose nulls become NaN (a new array each) side by side in threads (at most
+    ``pa.cpu_count()``, pyarrow's own setting, and none where it is 1) when they hold
+    ``PARALLEL_FROM`` values or more, before the rest; the rest one at a time, as the
+    caller takes them (each intermediate array freed before the next is made)."""
     pa = arrowkit.pa_module()
     heavy = [
         i
-        for i, (data, _) in enumerate(pairs)
-        if data.null_count and (pa.types.is_integer(data.type) or pa.types.is_floating(data.type))
+        for i, (data, col) in enumerate(pairs)
+        if data.null_count
+        and (pa.types.is_integer(data.type) or pa.types.is_floating(data.type))
+        and conversion(arrowkit.dtype_name(data.type), data.null_count, col.flags).mode == "fill"
     ]
     workers = min(len(heavy), pa.cpu_count())
-    if workers < 2 or sum(len(pairs[i][0]) for i in heavy) < PARALLEL_FROM:
-        return [_to_numpy(data, col, copy) for data, col in pairs]
-    from concurrent.futures import ThreadPoolExecutor
+    done: dict[int, tuple[Any, list[Loss], Any]] = {}
+    if workers >= 2 and sum(len(pairs[i][0]) for i in heavy) >= PARALLEL_FROM:
+        from concurrent.futures import ThreadPoolExecutor
 
-    # A pool for the call: none is left behind to break in a forked worker (Dask, Ray).
-    with ThreadPoolExecutor(workers, thread_name_prefix="interchange_hub_xarray") as pool:
-        done = dict(zip(heavy, pool.map(lambda i: _to_numpy(*pairs[i], copy), heavy), strict=True))
-    return [
-        done[i] if i in done else _to_numpy(data, col, copy) for i, (data, col) in enumerate(pairs)
-    ]
+        # A pool for the call: none is left behind to break in a forked worker (Dask, Ray).
+        with ThreadPoolExecutor(workers, thread_name_prefix="interchange_hub_xarray") as pool:
+            done = dict(
+                zip(heavy, pool.map(lambda i: _to_numpy(*pairs[i], copy), heavy), strict=True)
+            )
+    for i, (data, col) in enumerate(pairs):
+        yield done.pop(i) if i in done else _to_numpy(data, col, copy)
 
 
 def _kept(pa: Any, typ: Any) -> Any:
@@ -599,7 +603,10 @@ def loop(value: Any, ctx: Context) -> Any:
 # pandas columns that numpy holds as numbers or booleans, with a default index: the Arrow
 # route would turn pandas' NaN into nulls (a scan of every value) only for xarray to make
 # NaN of them again, so these go straight from the frame's numpy arrays into variables.
-_PANDAS_FLAGS = frozenset({Flag.NAN_IS_NULL, Flag.ONE_BLOCK, Flag.SLICED, Flag.STRIDED})
+# (NAT_IS_NULL: the dtype check then sends times to the Arrow route, saying so)
+_PANDAS_FLAGS = frozenset(
+    {Flag.NAN_IS_NULL, Flag.NAT_IS_NULL, Flag.ONE_BLOCK, Flag.SLICED, Flag.STRIDED}
+)
 
 
 def pandas_estimate(ctx: Context) -> Estimate:

@@ -441,6 +441,28 @@ def test_read_only_numpy(hub: ih.Hub) -> None:
     assert np.array_equal(np.asarray(x), block)
 
 
+@pytest.mark.skipif(not ALIGNED_KNOWN, reason="this hub does not report alignment")
+def test_donating_a_shared_result_leaves_read_only_memory_alone(hub: ih.Hub) -> None:
+    """jax views read-only memory through a writable alias (and immutable Arrow memory
+    through nanoarrow's view): a jit that donates the shared Array writes its result to
+    new memory, never into the source."""
+    arr = buffer(4096, np.float64)
+    arr.setflags(write=False)
+    col = pa.array(na.Array(pa.array([float(i) for i in range(4096)])))  # immutable, aligned
+    double = jax.jit(lambda a: a * 2.0 + 1.0, donate_argnums=0)
+    with jax.enable_x64(True):
+        for source, address, before in (
+            (arr, ptr(arr), arr.copy()),
+            (col, col.buffers()[1].address, col.to_numpy().copy()),
+        ):
+            shared = hub.convert(source, to="jax")
+            assert ptr(shared) == address
+            out = double(shared).block_until_ready()
+            assert ptr(out) != address and float(out[1]) == before[1] * 2.0 + 1.0
+            now = arr if source is arr else col.to_numpy()
+            assert np.array_equal(now, before)
+
+
 def test_strided_and_negative_numpy(hub: ih.Hub) -> None:
     arr = buffer(256, np.float32)
     for view in (arr[::2], arr[::-1], arr.reshape(16, 16)[:, :8]):

@@ -553,6 +553,21 @@ def test_an_arrow_column_is_shared_through_either_of_its_ways(
     assert [n for n in puts if n] == ([] if mutable else [4096] * 3 + [4088]), puts
 
 
+def _record_finds(monkeypatch: pytest.MonkeyPatch, name: str) -> list[bool]:
+    """Wrap the plugin's finder ``name`` (a view of the source, or None): the list says,
+    call by call, whether it found one."""
+    views: list[bool] = []
+    find = getattr(interchange_hub_jax, name)
+
+    def recorded(value: Any) -> Any:
+        found = find(value)
+        views.append(found is not None)
+        return found
+
+    monkeypatch.setattr(interchange_hub_jax, name, recorded)
+    return views
+
+
 @pytest.mark.skipif(not ALIGNED_KNOWN, reason="this hub does not report alignment")
 def test_a_nanoarrow_column_is_shared_through_its_own_buffer_view(
     hub: ih.Hub, monkeypatch: pytest.MonkeyPatch
@@ -563,13 +578,7 @@ def test_a_nanoarrow_column_is_shared_through_its_own_buffer_view(
     base = pa.array([2.0 * i for i in range(4096)])  # pyarrow's allocator: aligned
     address = base.buffers()[1].address
     assert address % 64 == 0
-    views: list[bool] = []
-    find = interchange_hub_jax._nanoarrow_values
-    monkeypatch.setattr(
-        interchange_hub_jax,
-        "_nanoarrow_values",
-        lambda value: views.append(find(value) is not None) or find(value),
-    )
+    views = _record_finds(monkeypatch, "_nanoarrow_values")
     with jax.enable_x64(True), warnings.catch_warnings():
         warnings.simplefilter("error")
         col = na.Array(base)
@@ -632,13 +641,7 @@ def test_a_polars_series_is_read_through_polars_own_view(
     """A polars Series of one chunk without nulls is read through polars' own numpy view
     (no pyarrow import), copied into new memory as planned; a slice gives its own values,
     several chunks and nulls take the Arrow route (nulls as NaN, warned)."""
-    views: list[bool] = []
-    find = interchange_hub_jax._polars_view
-    monkeypatch.setattr(
-        interchange_hub_jax,
-        "_polars_view",
-        lambda value: views.append(find(value) is not None) or find(value),
-    )
+    views = _record_finds(monkeypatch, "_polars_view")
     series = pl.Series("x", np.arange(1000, dtype=np.float32))
     for _ in range(3):  # planned, then the kept route
         plan, x = checked(hub, series)

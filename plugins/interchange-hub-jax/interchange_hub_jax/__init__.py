@@ -773,21 +773,19 @@ def _arrow_bind(ctx: Context) -> Callable[[Any], Any]:
 
     def run(value: Any) -> Any:
         _check_settings(decision)
-        values = None if decision.empty else _nanoarrow_values(value)
-        if values is not None:
-            out = _from_nanoarrow(values, dtype, decision, new)
+        own = "" if decision.empty else _own_view(type(value))
+        if own == "nanoarrow":
+            values = _nanoarrow_values(value)
+            out = None if values is None else _from_nanoarrow(values, dtype, decision, new)
             if out is not None:
                 return out
-        view = None if decision.empty else _polars_view(value)
-        if view is not None and view.dtype == dtype:
+        elif own == "polars":
             # polars' own read-only view of a Series' one chunk: no pyarrow import (which
             # also leaves jax's next call slower: polars -> jax 1,000 float64, 31.6 us
             # through pa.chunked_array against 21 so)
-            if decision.share:
-                return _share(view)
-            if decision.recheck and _aligned_now(view):
-                raise RouteChanged("the buffer is 64-byte aligned, unlike the one planned for")
-            return _copy(view, new, decision.cast)
+            view = _polars_view(value)
+            if view is not None and view.dtype == dtype:
+                return _taken(view, decision, new)
         data = arrowkit.read_column(value)
         pa = arrowkit.pa_module()
         fresh = False
@@ -817,20 +815,39 @@ def _arrow_bind(ctx: Context) -> Callable[[Any], Any]:
         view = data.to_numpy(zero_copy_only=True)  # read-only, over the values buffer
         if decision.empty:
             return _copy(view, new=False)
-        if decision.share:
-            return _share(view)
-        if decision.recheck and _aligned_now(view):
-            raise RouteChanged("the buffer is 64-byte aligned, unlike the one planned for")
-        return _copy(view, new and not fresh, decision.cast)
+        return _taken(view, decision, new and not fresh)
 
     return run
 
 
+def _taken(view: Any, decision: _Decision, new: bool) -> Any:
+    """A numpy view of a column's values as a jax Array, as ``decision`` says: shared, or
+    copied (into new memory when ``new``) once the alignment the route was planned for
+    is checked where the plan asks."""
+    if decision.share:
+        return _share(view)
+    if decision.recheck and _aligned_now(view):
+        raise RouteChanged("the buffer is 64-byte aligned, unlike the one planned for")
+    return _copy(view, new, decision.cast)
+
+
+# The sources whose own view of a column's values the Arrow edge takes, by type: decided
+# once per type, so that a kept route pays one lookup, not a test of each module.
+_OWN_VIEWS: dict[type, str] = {}
+_OWN_VIEW_MODULES = {"nanoarrow.array": "nanoarrow", "polars.series.series": "polars"}
+
+
+def _own_view(cls: type) -> str:
+    """ "nanoarrow" or "polars" for their Array and Series types, else ""."""
+    own = _OWN_VIEWS.get(cls)
+    if own is None:
+        own = _OWN_VIEWS[cls] = _OWN_VIEW_MODULES.get(cls.__module__, "")
+    return own
+
+
 def _polars_view(value: Any) -> Any:
-    """polars' read-only numpy view of a Series of one chunk with no nulls (numbers
+    """polars' read-only numpy view of a Series (``value``) of one chunk with no nulls (numbers
     only; its nulls would show as whatever their slots hold), else None."""
-    if type(value).__module__ != "polars.series.series":
-        return None
     try:
         native = value._s
         return None if native.null_count() else native.to_numpy_view()
@@ -857,20 +874,14 @@ def _from_nanoarrow(values: Any, dtype: Any, decision: _Decision, new: bool) -> 
         view = _np().from_dlpack(values)
     except (BufferError, TypeError):
         return None
-    if view.dtype != dtype:
-        return None
-    if decision.recheck and _aligned_now(view):
-        raise RouteChanged("the buffer is 64-byte aligned, unlike the one planned for")
-    return _copy(view, new, decision.cast)
+    return _taken(view, decision, new) if view.dtype == dtype else None
 
 
 def _nanoarrow_values(value: Any) -> Any:
     """The values buffer of a nanoarrow Array of one chunk without a validity bitmap (no
     nulls: nanoarrow says no null count) that starts at its buffer's start and ends at
     its end, as nanoarrow's buffer view (``CBufferView``, a DLPack producer); None for
-    anything else."""
-    if type(value).__module__ != "nanoarrow.array":
-        return None
+    anything else (``value``: a nanoarrow Array)."""
     try:
         if value.n_chunks != 1 or value.offset or value.n_buffers != 2:
             return None

@@ -206,6 +206,10 @@ def _converted(
     ``PARALLEL_FROM`` values or more, before the rest; the rest one at a time, as the
     caller takes them (each intermediate array freed before the next is made)."""
     pa = arrowkit.pa_module()
+    if not pairs or len(pairs[0][0]) * len(pairs) < PARALLEL_FROM:  # (a table's columns
+        # are all as long: a small one pays no selection of the columns to thread)
+        yield from (_to_numpy(data, col, copy) for data, col in pairs)
+        return
     heavy = [
         i
         for i, (data, col) in enumerate(pairs)

@@ -289,7 +289,11 @@ def convert(
     :param dtype: the dtype of a tensor result (``"float32"``, ``np.float32``,
         ``torch.float32``): the columns are cast, a planned copy. Without it, a table of
         mixed numeric columns is promoted as ``DataFrame.to_numpy()`` does; values the cast
-        cannot keep (integers above 2**53 into float64) are warned.
+        cannot keep (integers above 2**53 into float64) are warned. ``dtype="arrow"``
+        asks a pandas result for ``pd.ArrowDtype`` columns (pandas'
+        ``dtype_backend="pyarrow"``): they wrap the Arrow data as it is, zero-copy for
+        every Arrow type, and lose nothing (nulls stay nulls beside NaN, integers with
+        nulls stay integers); the default is pandas' own numpy-backed columns.
     :param as_dict: give ``{column name: result}``, one result per column of a table,
         each in its own dtype and zero-copy where the column allows.
     :returns: an object of the target library (a ``dict`` of them with ``as_dict=True``).

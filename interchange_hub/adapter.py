@@ -134,6 +134,9 @@ class Context:
     # one-call edge between two libraries can keep to data the user handed over, not a
     # value an earlier step made (whose warnings its shortcut would hide)
     at_source: bool = False
+    # dtype="arrow": the result's columns held as Arrow arrays where its library has other
+    # backends too (pandas' ArrowDtype); the target's step marks them Flag.ARROW_BACKED
+    arrow: bool = False
 
 
 @record
@@ -297,6 +300,10 @@ class Adapter:
     keys hold (dtypes, names, which columns hold nulls), never on counts or sizes, so a
     lossy route through them is remembered like a lossless one and its warnings are
     repeated on every call (False, the default: such a route is planned on every call).
+    ``arrow_backed``: the library has Arrow-backed columns beside its own (pandas'
+    ``ArrowDtype``), which ``dtype="arrow"`` asks for; its steps into it read
+    :attr:`Context.arrow` and mark the columns they make so with ``Flag.ARROW_BACKED``
+    (False: ``dtype="arrow"`` is refused for it).
     """
 
     name: str = ""
@@ -315,6 +322,10 @@ class Adapter:
     waypoint: bool = False
     # Its edges' losses are fixed by route keys (see the class docstring).
     keyed_losses: bool = False
+    # Its results can hold Arrow arrays as columns when ``dtype="arrow"`` asks (pandas'
+    # ArrowDtype): its steps into it read Context.arrow and mark such columns
+    # Flag.ARROW_BACKED (see the class docstring).
+    arrow_backed: bool = False
 
     def owns(self, obj: object) -> bool:
         """Whether ``obj`` belongs to this library; only called when ``module`` is loaded."""

@@ -60,6 +60,9 @@ class Flag(enum.StrEnum):
     # that keeps its child whole): polars checks the child's length against the bitmap's,
     # and fails.
     FIXED_SIZE_TAIL = "fixed_size_tail"
+    # a result's column held as Arrow arrays in a library that has other backends too
+    # (pandas' ArrowDtype), as ``dtype="arrow"`` asks: set only by the step making it
+    ARROW_BACKED = "arrow_backed"
 
 
 NO_FLAGS: frozenset[Flag] = frozenset()  # a shared empty set, for the hot paths

@@ -16,12 +16,13 @@ from interchange_hub import arrowkit
 from interchange_hub._bridge.protocol_source import PROTOCOL_SOURCE, entry, read_once
 from interchange_hub._core.deps import installed
 from interchange_hub._core.device import Device
-from interchange_hub._core.dtypes import TENSOR_DTYPES, tensor_dtype
+from interchange_hub._core.dtypes import ARROW_DTYPE, TENSOR_DTYPES, tensor_dtype
 from interchange_hub._core.info import Flag, Kind, RouteChanged, loss_warning
 from interchange_hub._engine.plans import Request, compile_runs, runs_of
 from interchange_hub.adapter import ARROW, Adapter, Options
 from interchange_hub.errors import (
     ConversionError,
+    CopyRequiredError,
     DeviceError,
     InterchangeError,
     InvalidOptionError,
@@ -362,7 +363,13 @@ class Planner:
         request = self._request(to, copy, device, strict, info, dtype)
         try:
             plan = self._router.plan(obj, start, source, info, request)
-        except NoRouteError:
+        except NoRouteError as exc:
+            if request.arrow and not isinstance(exc, CopyRequiredError):
+                plain = self._router.plan(obj, start, source, info, replace(request, arrow=False))
+                raise NoRouteError(
+                    f"no route gives {plain.target} Arrow-backed columns (dtype='arrow'); "
+                    "leave dtype out for its default columns"
+                ) from None
             if request.dtype is None:
                 raise
             # No route gives that dtype: say so plainly when the result is no tensor at all.
@@ -391,14 +398,23 @@ class Planner:
         if not (strict is True or strict is False):
             raise InvalidOptionError(f"strict must be True or False, not {strict!r}")
         wanted = None
-        if dtype is not None:
+        arrow = type(dtype) is str and dtype == ARROW_DTYPE
+        if dtype is not None and not arrow:
             wanted = tensor_dtype(dtype)
             if wanted is None:
                 raise InvalidOptionError(
                     f"dtype={dtype!r} is not a tensor dtype; pass one of "
-                    f"{', '.join(TENSOR_DTYPES)} (or a dtype object of that name)"
+                    f"{', '.join(TENSOR_DTYPES)} (or a dtype object of that name), or "
+                    f"{ARROW_DTYPE!r} for Arrow-backed columns"
                 )
         adapter, kind, cls = self.registry.resolve_target(to)
+        if arrow and not adapter.arrow_backed:
+            takers = sorted(a.name for a in self.registry.adapters(load=False) if a.arrow_backed)
+            raise InvalidOptionError(
+                f"dtype={ARROW_DTYPE!r} asks for Arrow-backed columns in a library that has "
+                f"other backends too ({', '.join(takers) or 'none installed'}); "
+                f"{adapter.name} has no such choice: leave dtype out"
+            )
         if adapter.source_only:
             raise NoRouteError(
                 f"{adapter.name} is a source, not a target: the hub converts its collections "
@@ -412,7 +428,7 @@ class Planner:
                 adapter.requirement,
             )
         place = self._destination(adapter, device, info)
-        return Request(adapter.name, kind, cls, copy, place, strict, wanted)
+        return Request(adapter.name, kind, cls, copy, place, strict, wanted, arrow)
 
     def _destination(self, adapter: Adapter, device: str | Device | None, info: DataInfo) -> Device:
         """Where the result must live: the asked device, else where the data is when the

@@ -39,6 +39,7 @@ class Request:
     device: Device | None = None
     strict: bool = False
     dtype: str | None = None  # dtype= of a tensor result
+    arrow: bool = False  # dtype="arrow": Arrow-backed columns (Flag.ARROW_BACKED)
 
     def context(self, info: DataInfo, fresh: bool = False, at_source: bool = False) -> Context:
         return Context(
@@ -52,6 +53,7 @@ class Request:
             self.device,
             self.dtype,
             at_source,
+            self.arrow,
         )
 
 

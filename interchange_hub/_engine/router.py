@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from interchange_hub._core.info import (
     DataInfo,
     Estimate,
+    Flag,
     Kind,
     Loss,
     Unroutable,
@@ -199,7 +200,7 @@ class Router:
         return self._finish(names, info, route.steps, request, source.is_one_shot(obj))
 
     def _is_identity(self, obj: object, start: str, info: DataInfo, req: Request) -> bool:
-        if start != req.target or req.copy or not _has_dtype(info, req.dtype):
+        if start != req.target or req.copy or not _fits(info, req):
             return False
         if req.device is not None and info.device != req.device:
             return False
@@ -222,7 +223,7 @@ class Router:
             return None
         if req.copy and not fresh:
             return None
-        if not _has_dtype(info, req.dtype):
+        if not _fits(info, req):
             return None
         if _keep_names(start, steps) is not steps:
             return None  # the route loses these columns' names: look for one that keeps them
@@ -235,7 +236,7 @@ class Router:
         by_size = False  # (see _Route.by_size)
         cheapest_copying: _Route | None = None
         failures: list[_Failure] = []
-        direct_first = req.device is None and req.dtype is None
+        direct_first = req.device is None and req.dtype is None and not req.arrow
 
         def visit(
             node: str,
@@ -257,10 +258,14 @@ class Router:
                 why = f"the data ends on {data.device}, not on device={str(req.device)!r}"
                 fix = "no step moves it there: move it with its own library, or pass device=None"
                 failures.append(_Failure(why, depth=len(steps), fix=fix))
-            elif steps and node == req.target and not _has_dtype(data, req.dtype):
+            elif steps and node == req.target and not _fits(data, req):
                 # A loop edge of the target (a cast) may still give the dtype asked for.
-                why = f"the route gives {_dtype_of(data)}, not dtype={req.dtype!r}"
-                fix = "no step casts it: cast it in its own library first, or leave dtype out"
+                if req.arrow:
+                    why = "the route's last step gives columns that are not Arrow-backed"
+                    fix = "leave dtype out for the target's default columns"
+                else:
+                    why = f"the route gives {_dtype_of(data)}, not dtype={req.dtype!r}"
+                    fix = "no step casts it: cast it in its own library first, or leave dtype out"
                 failures.append(_Failure(why, depth=len(steps), fix=fix))
             elif steps and node == req.target:
                 if req.copy and not sat:
@@ -422,6 +427,16 @@ def _estimate(edge: Edge, ctx: Context) -> Estimate:
         # (tensors.estimate_to_tensor: 64, from a table, whose alignment is never measured).
         est = replace(est, out=est.out.but(alignment=0))
     return est
+
+
+def _fits(info: DataInfo, req: Request) -> bool:
+    """Whether ``info`` is what ``req`` asks of the result: a tensor of ``dtype=``, and
+    Arrow-backed columns for ``dtype="arrow"`` (each marked so by the step making it)."""
+    if req.arrow and (
+        info.kind == Kind.TENSOR or any(Flag.ARROW_BACKED not in c.flags for c in info.columns)
+    ):
+        return False
+    return _has_dtype(info, req.dtype)
 
 
 def _has_dtype(info: DataInfo, dtype: str | None) -> bool:

@@ -174,6 +174,25 @@ def installed_libraries() -> list[str]:
     return [lib for lib in LIBRARIES if _module(lib) is not None]
 
 
+# Targets that are one library's result of another kind, asked with options: pandas of
+# pd.ArrowDtype columns (dtype="arrow"), which only the direct calls giving such frames
+# are compared with (``same_kind``), as the default pandas result is only with those
+# giving numpy-backed frames. Cases name them as their target ("polars:pandas[arrow]").
+ARROW_PANDAS = "pandas[arrow]"
+VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {ARROW_PANDAS: ("pandas", {"dtype": "arrow"})}
+
+
+def target_of(dst: str) -> tuple[str, dict[str, Any]]:
+    """The library and the convert options of a case's target (a library or a VARIANT)."""
+    return VARIANTS.get(dst, (dst, {}))
+
+
+def targets() -> list[str]:
+    """The installed libraries and the VARIANTS of them."""
+    libs = installed_libraries()
+    return libs + [v for v, (lib, _) in VARIANTS.items() if lib in libs]
+
+
 def _module(lib: str) -> Any:
     modules = {"pyarrow": pa, "nanoarrow": na, "polars": pl, "pandas": pd, "numpy": np}
     return modules.get(lib, torch if lib == "torch" else _PLUGIN_LIBS.get(lib))
@@ -225,8 +244,11 @@ def parse_pairs(text: str) -> list[tuple[str, str]]:
         dsts = libs if dst == "*" else [dst]
         for s in srcs:
             for d in dsts:
-                if s not in libs or d not in libs:
-                    raise ValueError(f"{s}:{d}: installed libraries are {', '.join(libs)}")
+                if s not in libs or d not in targets():
+                    raise ValueError(
+                        f"{s}:{d}: installed libraries are {', '.join(libs)} "
+                        f"(and targets {', '.join(VARIANTS)})"
+                    )
                 if s != d and (s, d) not in pairs:
                     pairs.append((s, d))
     return pairs
@@ -418,10 +440,19 @@ DIRECT: dict[tuple[str, str], tuple[str, ...]] = {
     ),
     ("polars", "pandas"): (
         "x.to_pandas()",
-        "x.to_pandas(use_pyarrow_extension_array=True)",
         "pd.DataFrame.from_arrow(x)",
         "pd.Series.from_arrow(x)",
     ),
+    # pandas of pd.ArrowDtype columns, what the hub gives with dtype="arrow" (VARIANTS)
+    ("pyarrow", ARROW_PANDAS): (
+        "x.to_pandas(types_mapper=pd.ArrowDtype)",
+        "x.to_pandas(split_blocks=True, types_mapper=pd.ArrowDtype)",
+    ),
+    ("nanoarrow", ARROW_PANDAS): (
+        "pa.table(x).to_pandas(types_mapper=pd.ArrowDtype)",
+        "pa.array(x).to_pandas(types_mapper=pd.ArrowDtype)",
+    ),
+    ("polars", ARROW_PANDAS): ("x.to_pandas(use_pyarrow_extension_array=True)",),
     ("polars", "numpy"): ("x.to_numpy()", "np.asarray(x)"),
     ("polars", "torch"): ("x.to_torch()", "torch.from_numpy(x.to_numpy())"),
     ("pandas", "pyarrow"): (
@@ -667,12 +698,13 @@ def unused_direct_calls(rows: int = 8) -> list[str]:
                 x = make_source(src, shape, data)
                 if x is None:
                     continue
-                for dst in installed_libraries():
+                for dst in targets():
                     codes = DIRECT.get((src, dst), ())
                     if not codes:
                         continue
+                    lib, options = target_of(dst)
                     try:
-                        reference = _ready(HUB.convert(x, to=dst), dst)
+                        reference = _ready(HUB.convert(x, to=lib, **options), dst)
                     except ih.InterchangeError:
                         continue
                     for code, _, _ in _working(codes, x, reference, dst in ASYNC_LIBS):
@@ -681,7 +713,7 @@ def unused_direct_calls(rows: int = 8) -> list[str]:
     return [
         f"{src} -> {dst}: {code}"
         for (src, dst), codes in DIRECT.items()
-        if src in libs and dst in libs
+        if src in libs and dst in targets()
         for code in codes
         if (src, dst, code) not in ran
     ]
@@ -698,11 +730,21 @@ def _shape_of(obj: object) -> tuple[str, int, int]:
 
 
 def same_kind(result: object, reference: object) -> bool:
-    """Whether ``result`` holds what ``reference`` (the hub's result) holds: same kind and shape."""
+    """Whether ``result`` holds what ``reference`` (the hub's result) holds: same kind and
+    shape, and for pandas the same columns' backend (pd.ArrowDtype or not, see VARIANTS)."""
     try:
-        return _shape_of(result) == _shape_of(reference)
+        same = _shape_of(result) == _shape_of(reference)
     except ih.InterchangeError:
         return False
+    return same and arrow_backed_pandas(result) == arrow_backed_pandas(reference)
+
+
+def arrow_backed_pandas(obj: object) -> bool:
+    """Whether ``obj`` is a pandas Series or DataFrame with pd.ArrowDtype columns only."""
+    if pd is None or not isinstance(obj, (pd.Series, pd.DataFrame)):
+        return False
+    dtypes = [obj.dtype] if isinstance(obj, pd.Series) else list(obj.dtypes)
+    return bool(dtypes) and all(isinstance(t, pd.ArrowDtype) for t in dtypes)
 
 
 def buffer_bytes(obj: object) -> int:
@@ -1061,10 +1103,11 @@ def _run_case(case: Case, x: object, settings: Settings) -> dict[str, Any]:
         "rows": case.rows,
         "source_type": f"{type(x).__module__}.{type(x).__qualname__}",
     }
+    lib, options = target_of(case.dst)
     try:
-        plan = HUB.plan(x, to=case.dst)
+        plan = HUB.plan(x, to=lib, **options)
         start = time.perf_counter_ns()
-        reference = _ready(HUB.convert(x, to=case.dst), case.dst)
+        reference = _ready(HUB.convert(x, to=lib, **options), case.dst)
         hub_first = time.perf_counter_ns() - start
     except ih.InterchangeError as exc:
         record.update(status="no route", error=f"{type(exc).__name__}: {exc}")
@@ -1099,12 +1142,12 @@ def _run_case(case: Case, x: object, settings: Settings) -> dict[str, Any]:
     if ready:
 
         def hub_call() -> Any:
-            return HUB.convert(x, to=case.dst).block_until_ready()
+            return HUB.convert(x, to=lib, **options).block_until_ready()
 
     else:
 
         def hub_call() -> Any:
-            return HUB.convert(x, to=case.dst)
+            return HUB.convert(x, to=lib, **options)
 
     calls: dict[str, Callable[[], Any]] = {"hub": hub_call}
     first = {"hub": hub_first}
@@ -1154,7 +1197,8 @@ def measure_parts(
     key alone, and the fastest direct call, timed again, interleaved (``time_calls``).
     The dispatch is the rest: hub - run - key. None where the hub keeps no run for ``x``
     (it plans each call)."""
-    kept = HUB.planner.kept_route(x, case.dst)
+    lib, options = target_of(case.dst)
+    kept = HUB.planner.kept_route(x, lib, **options)
     if kept is None:
         return None
     key, run = kept
@@ -1217,6 +1261,9 @@ def plan_cases(
                 if not holds(src, shape):
                     continue  # numpy/torch/jax cannot hold the source data at all
                 cases.append(Case(src, dst, shape, rows))
+                for variant, (lib, _) in VARIANTS.items():
+                    if lib == dst and (src, variant) in DIRECT and (src, variant) not in pairs:
+                        cases.append(Case(src, variant, shape, rows))
     return cases
 
 
@@ -1590,7 +1637,11 @@ def headline(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     within = [r for q, r in ratios if q <= COPY_SPEED_TARGET]
     above = sorted(((q, r) for q, r in ratios if q > HEADLINE_CAP), key=lambda x: -x[0])
     lost = [r for r in cells if not r["verified_zero_copy"] and r.get("direct_zero_copy")]
-    builtin = [r for r in cells if r["src"] in BUILTIN_LIBRARIES and r["dst"] in BUILTIN_LIBRARIES]
+    builtin = [
+        r
+        for r in cells
+        if r["src"] in BUILTIN_LIBRARIES and target_of(r["dst"])[0] in BUILTIN_LIBRARIES
+    ]
     return {
         "cells": len(cells),
         "within": len(within),

@@ -869,6 +869,25 @@ def _arrow_estimate(ctx: Context, want: Kind) -> Estimate:
     return Estimate(info.but(kind=want, columns=cols), copies, why=why)
 
 
+def _bind_arrow(ctx: Context) -> Callable[[Any], Any]:
+    """:func:`_arrow_import` for a table into a DataFrame or a column into a Series whose
+    types pandas holds as they are (:func:`_unheld`), without copy=True: what it does
+    without the checks the route key settles (the views' casts, 1.4 us a column)."""
+    info = ctx.info
+    want = ctx.kind or info.kind
+    if ctx.copy or info.kind != want or any(_unheld(c.dtype) for c in info.columns):
+        return with_context(_import, ctx)
+    if info.kind == Kind.TABLE:
+        read_table = arrowkit.read_table
+        return lambda value: _arrow_frame(read_table(value))
+    if info.kind != Kind.COLUMN:
+        return with_context(_import, ctx)
+    pd = _pd()
+    series_of, wrap, as_chunked = pd.Series, pd.arrays.ArrowExtensionArray, arrowkit.as_chunked
+    name = (info.columns[0].name if info.columns else "") or None
+    return lambda value: series_of(wrap(as_chunked(value)), name=name, copy=False)
+
+
 def _unheld(dtype: str) -> str:
     """Why ``pd.ArrowDtype`` cannot hold a column of ``dtype`` as it is ("" where it can):
     pandas 3.1 has no kernels for views (its filters fail) and no ``type`` for list views
@@ -1355,7 +1374,7 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any]:
     want = ctx.kind or info.kind
     cols = info.columns
     if ctx.arrow:
-        return with_context(_import, ctx)
+        return _bind_arrow(ctx)
     if info.kind == Kind.TABLE and want == Kind.TABLE and not ctx.copy:
         if _numeric_frame(info):
             return _bind_numeric_frame(ctx)

@@ -927,6 +927,63 @@ def test_pandas_metadata_kept_for_pyarrow_is_what_from_pandas_makes(
             assert reference.to_pandas().equals(frame) and out.to_pandas().equals(frame)
 
 
+def _large_times_frame() -> pd.DataFrame:
+    """Over the rows from which a frame's export runs on pyarrow's threads: an int column,
+    two datetime columns (one pandas block) and a duration, no NaT (the route key says)."""
+    rows = 300_000  # (5 columns pyarrow works on: threads from 200,000 rows)
+    return pd.DataFrame(
+        {
+            "i": np.arange(rows),
+            "t": np.arange(rows).astype("datetime64[us]"),
+            "f": np.linspace(0.0, 1.0, rows),
+            "u": np.arange(rows).astype("datetime64[ns]") + np.timedelta64(5, "s"),
+            "d": np.arange(rows).astype("timedelta64[ms]"),
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda f: f,
+        lambda f: f.set_axis(pd.RangeIndex(5, 300_005)),
+        lambda f: f.rename_axis("row"),
+        _renamed_columns,
+        _with_attrs,
+        lambda f: f.set_axis(pd.Index(list(f.columns), dtype=object), axis=1),
+    ],
+    ids=["same", "start", "index-name", "columns-name", "attrs", "object-names"],
+)
+def test_large_frames_times_without_nat_are_shared_unread_as_from_pandas_makes_them(
+    hub: ih.Hub, change: Any
+) -> None:
+    # The route key reads each time column's minimum (NaT?); a large frame's export then
+    # leaves them out of Table.from_pandas (which reads them again) and shares their
+    # buffers as they are, with the metadata from_pandas gave the whole frame.
+    for frame in (_large_times_frame(), change(_large_times_frame())):
+        for _ in range(2):
+            out = hub.convert(frame, to="pyarrow")
+            reference = pa.Table.from_pandas(frame)
+            assert out.equals(reference)
+            assert out.schema == reference.schema
+            assert out.schema.metadata == reference.schema.metadata
+            for name in ("t", "u", "d", "i"):
+                shared = out.column(name).chunks[0].buffers()[1].address
+                assert shared == frame[name].to_numpy().ctypes.data, name
+            assert out.to_pandas().equals(frame)
+
+
+def test_large_frames_times_with_nat_are_read_for_nulls(hub: ih.Hub) -> None:
+    frame = _large_times_frame()
+    hub.convert(frame, to="pyarrow")
+    with_nat = _large_times_frame()
+    with_nat.loc[7, "u"] = pd.NaT
+    for _ in range(2):
+        out = hub.convert(with_nat, to="pyarrow")
+        assert out.equals(pa.Table.from_pandas(with_nat))
+        assert out.column("u").null_count == 1 and out.column("t").null_count == 0
+
+
 @pytest.mark.parametrize(
     ("first", "second"),
     [(1, True), (1, 1.0), ("1", 1)],

@@ -724,11 +724,7 @@ def _unscanned_times(ctx: Context, from_pandas: Callable[..., Any]) -> Callable[
         if type(index) is not range_index or value.attrs or not _plainly_named(value):
             return None
         columns = value.columns
-        name, names = index.name, columns.name
-        key = (
-            index.start, index.stop, index.step, type(name), name, type(names), names,
-            columns.dtype,
-        )  # fmt: skip
+        key = _metadata_key(index, columns)
         last = kept[0]
         if last is None or last[0] != key:
             out = from_pandas(value)
@@ -779,14 +775,7 @@ def _own_columns_with_metadata(
         index = value.index
         if nthreads != 1 or type(index) is not range_index or value.attrs:
             return from_pandas(value, nthreads=nthreads)
-        columns = value.columns
-        # (names with their types: 1, 1.0 and True are equal, and the metadata writes
-        # each its own way)
-        name, names = index.name, columns.name
-        key = (
-            index.start, index.stop, index.step, type(name), name, type(names), names,
-            columns.dtype,
-        )  # fmt: skip
+        key = _metadata_key(index, value.columns)
         last = kept[0]
         if last is not None and last[0] == key:
             return arrays(value, last[1])
@@ -795,6 +784,18 @@ def _own_columns_with_metadata(
         return out
 
     return convert
+
+
+def _metadata_key(index: Any, columns: Any) -> tuple[Any, ...]:
+    """What a frame's pandas metadata holds besides its columns' names and dtypes (which
+    the route key fixes): its RangeIndex ``index`` and the ``columns`` Index's name and
+    dtype. Names go with their types: 1, 1.0 and True are equal, and the metadata writes
+    each its own way."""
+    name, names = index.name, columns.name
+    return (
+        index.start, index.stop, index.step, type(name), name, type(names), names,
+        columns.dtype,
+    )  # fmt: skip
 
 
 def _exported_as_is(col: Column) -> bool:

@@ -4,6 +4,7 @@ the same characters, from VIEWS_FROM rows (polars' own import copies the charact
 from __future__ import annotations
 
 import nanoarrow as na
+import pandas as pd
 import polars as pl
 import pyarrow as pa
 import pytest
@@ -73,3 +74,29 @@ def test_other_producers_and_nested_columns(hub: ih.Hub) -> None:
     assert hub.convert(array, to="polars").equals(pl.from_arrow(table))
     nested = table.append_column("l", pa.array([[str(i)] for i in range(ROWS)]))
     assert hub.convert(nested, to="polars").equals(pl.from_arrow(nested))
+
+
+@pytest.mark.parametrize("rows", [10, ROWS], ids=["small", "large"])
+def test_pandas_strings_become_the_frame_and_series_polars_makes(hub: ih.Hub, rows: int) -> None:
+    # pyarrow-backed str columns only: pl.from_pandas' one-call route, with the views cast
+    # by pyarrow from VIEWS_FROM rows.
+    frame = pd.DataFrame(
+        {
+            "a": pd.array([None if i % 7 == 0 else f"value {i}" for i in range(rows)], dtype="str"),
+            "b": pd.array([str(i) * (i % 5) for i in range(rows)], dtype="str"),
+        }
+    )
+    for _ in range(2):
+        out = hub.convert(frame, to=pl.DataFrame)
+        assert out.equals(pl.from_pandas(frame)) and out.schema == pl.from_pandas(frame).schema
+        series = hub.convert(frame["a"], to=pl.Series)
+        assert series.equals(pl.Series(frame["a"])) and series.name == "a"
+    unnamed = frame["b"].rename(None)
+    assert hub.convert(unnamed, to=pl.Series).equals(pl.Series(unnamed))
+    plan = hub.plan(frame, to="polars")
+    assert [s.edge.adapter for s in plan.steps] == ["fastpath"]
+    if rows == ROWS:
+        assert {c.nbytes for c in plan.copies} == {16 * ROWS}
+        inside, _ = shared_memory(hub, hub.convert(frame, to="polars"), frame)
+        assert inside > 0  # the characters
+    assert shared_memory(hub, hub.convert(frame, to="polars", copy=True), frame)[0] == 0

@@ -132,11 +132,11 @@ def fixed_shape_name(value: str, shape: tuple[int, ...]) -> str:
 
 # --- dtype= ------------------------------------------------------------------------------------
 
-#: The dtypes ``dtype=`` may ask a tensor result for.
-# dtype="arrow": a table's or column's result with Arrow-backed columns, where the target
-# library has other backends too (pandas' ArrowDtype); no tensor dtype by that name.
+#: dtype="arrow": a table's or column's result with Arrow-backed columns, where the target
+#: library has other backends too (pandas' ArrowDtype); no tensor dtype by that name.
 ARROW_DTYPE: Final = "arrow"
 
+#: The dtypes ``dtype=`` may ask a tensor result for.
 TENSOR_DTYPES: Final = (
     "bool",
     "int8",

@@ -365,9 +365,10 @@ class Planner:
             plan = self._router.plan(obj, start, source, info, request)
         except NoRouteError as exc:
             if request.arrow and not isinstance(exc, CopyRequiredError):
-                plain = self._router.plan(obj, start, source, info, replace(request, arrow=False))
+                # (a route without dtype="arrow" raises its own error where there is none)
+                self._router.plan(obj, start, source, info, replace(request, arrow=False))
                 raise NoRouteError(
-                    f"no route gives {plain.target} Arrow-backed columns (dtype='arrow'); "
+                    f"no route gives {request.target} Arrow-backed columns (dtype='arrow'); "
                     "leave dtype out for its default columns"
                 ) from None
             if request.dtype is None:

@@ -660,7 +660,7 @@ def _export_bind(ctx: Context) -> Callable[[Any], Any]:
 
     def table(value: Any) -> Any:
         threads = None if len(value) >= rows_from else 1
-        out = None if threads == 1 or unscanned is None else unscanned(value)
+        out = unscanned(value) if threads is None and unscanned is not None else None
         if out is None:
             out = convert(value, nthreads=threads)
         if nan and tuple(out.column(i).null_count > 0 for i in nan) != nan_planned:
@@ -707,9 +707,7 @@ def _unscanned_times(ctx: Context, from_pandas: Callable[..., Any]) -> Callable[
     if (
         not times
         or len(times) == len(cols)
-        or any(
-            cols[i].nulls or "tz=" in cols[i].dtype or Flag.INDEX in cols[i].flags for i in times
-        )
+        or any(cols[i].nulls or "tz=" in cols[i].dtype for i in times)
         or any(Flag.INDEX in c.flags for c in cols)
         or not _pandas_3()
     ):
@@ -924,7 +922,6 @@ def _arrow_estimate(ctx: Context, want: Kind) -> Estimate:
     ``copy=True`` copies the buffers (pandas never writes Arrow memory: a write to such a
     column makes new Arrow arrays)."""
     info = ctx.info
-    copies: tuple[Copy, ...] = ()
     if ctx.copy and not ctx.fresh:
         why = "copy=True: pandas gets Arrow buffers of its own"
         copies = tuple(Copy(c.name, c.nbytes, why) for c in info.columns)
@@ -1010,13 +1007,9 @@ def _arrow_frame(table: Any) -> Any:
         return pd.DataFrame(columns, index=pd.RangeIndex(table.num_rows), copy=False)
     apart = [i for i, f in enumerate(table.schema) if _is_extension(pa, f.type)]
     plain = _unlisted(table.drop_columns([table.column_names[i] for i in apart]))
-    try:
-        frame = plain.to_pandas(split_blocks=True, types_mapper=pd.ArrowDtype)
-    except TypeError as exc:
-        if "[pyarrow]' not understood" not in str(exc):
-            raise
-        plain, _ = _unreadable_dtypes_left_out(plain)
-        frame = plain.to_pandas(split_blocks=True, types_mapper=pd.ArrowDtype)
+    frame = _readable_metadata(
+        lambda t, _: t.to_pandas(split_blocks=True, types_mapper=pd.ArrowDtype), plain
+    )
     for i in apart:
         column = pd.arrays.ArrowExtensionArray(table.column(i))
         if not frame.shape[1] and len(frame.index) != len(column):
@@ -1175,15 +1168,22 @@ def _table_categories_ready(table: Any, repeated: bool = False) -> Any:
 
 
 def _to_frame(table: Any, copy: bool | None) -> Any:
+    return _readable_metadata(lambda t, wrapped: _frame_of(t, copy, wrapped), table)
+
+
+def _readable_metadata(convert: Callable[[Any, frozenset[str]], Any], table: Any) -> Any:
+    """``convert(table, frozenset())``; where pandas cannot read a dtype its metadata
+    lists, ``convert`` of the table without those columns' metadata, and their names
+    (:func:`_unreadable_dtypes_left_out`)."""
     try:
-        return _frame_of(table, copy)
+        return convert(table, frozenset())
     except TypeError as exc:
         if "[pyarrow]' not understood" not in str(exc):
             raise
         table, wrapped = _unreadable_dtypes_left_out(table)
         if not wrapped:
             raise
-        return _frame_of(table, copy, wrapped)
+        return convert(table, wrapped)
 
 
 def _unreadable_dtypes_left_out(table: Any) -> tuple[Any, frozenset[str]]:

@@ -661,10 +661,11 @@ def _import_estimate(ctx: Context) -> Estimate:
                 "duration or a struct of its fields first"
             )
         reason = _import_copy_reason(col.dtype)
-        if reason and views and col.dtype in _VIEWED:
+        if views and col.dtype in _VIEW_OF:
             why = (
-                f"polars stores {_VIEWED[col.dtype]}; pyarrow builds the views (16 bytes a "
-                "row) over the same characters, which stay shared (read-only Arrow memory)"
+                f"polars stores {col.dtype} as {_VIEW_OF[col.dtype]}; pyarrow builds the "
+                "views (16 bytes a row) over the same characters, which stay shared "
+                "(read-only Arrow memory)"
             )
             copies.append(Copy(col.name, 16 * info.rows, why))
         elif reason:
@@ -898,11 +899,12 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any] | None:
 # int, float, string, bool and datetime table: 2,000 rows 69.4 -> 112.7 us (slower),
 # 10,000 126.3 -> 122.2, 30,000 300.4 -> 140.7, 1e6 7.40 -> 1.80 ms, 1e7 72.1 -> 16.1.
 VIEWS_FROM = 16_384
-_VIEWED = {
-    "string": "strings as string_view",
-    "large_string": "strings as string_view",
-    "binary": "binary as binary_view",
-    "large_binary": "binary as binary_view",
+# The flat types polars stores as views, and their views.
+_VIEW_OF = {
+    "string": "string_view",
+    "large_string": "string_view",
+    "binary": "binary_view",
+    "large_binary": "binary_view",
 }
 
 
@@ -930,19 +932,11 @@ def _cast_to_views(info: DataInfo) -> tuple[tuple[int, Any], ...]:
     of ``info``: polars stores them as string_view and binary_view, and its import
     rebuilds them, characters copied. pyarrow's cast builds the views over the same
     character buffer, 2-4x faster (see VIEWS_FROM)."""
-    if not info.known:
-        return ()
-    found = []
-    for i, col in enumerate(info.columns):
-        if col.dtype in ("string", "large_string"):
-            found.append((i, "string_view"))
-        elif col.dtype in ("binary", "large_binary"):
-            found.append((i, "binary_view"))
+    found = [(i, _VIEW_OF[c.dtype]) for i, c in enumerate(info.columns) if c.dtype in _VIEW_OF]
     if not found:
         return ()
-    pa = arrowkit.pa_module()
-    types = {"string_view": pa.string_view(), "binary_view": pa.binary_view()}
-    return tuple((i, types[name]) for i, name in found)
+    alias = arrowkit.pa_module().type_for_alias
+    return tuple((i, alias(view)) for i, view in found)
 
 
 def _viewed_frame(

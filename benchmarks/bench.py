@@ -709,11 +709,11 @@ def unused_direct_calls(rows: int = 8) -> list[str]:
                         continue
                     for code, _, _ in _working(codes, x, reference, dst in ASYNC_LIBS):
                         ran.add((src, dst, code))
-    libs = installed_libraries()
+    libs, known = installed_libraries(), targets()
     return [
         f"{src} -> {dst}: {code}"
         for (src, dst), codes in DIRECT.items()
-        if src in libs and dst in targets()
+        if src in libs and dst in known
         for code in codes
         if (src, dst, code) not in ran
     ]
@@ -1139,15 +1139,7 @@ def _run_case(case: Case, x: object, settings: Settings) -> dict[str, Any]:
     pd_route = pandas_route(case, x, reference)
     del reference
 
-    if ready:
-
-        def hub_call() -> Any:
-            return HUB.convert(x, to=lib, **options).block_until_ready()
-
-    else:
-
-        def hub_call() -> Any:
-            return HUB.convert(x, to=lib, **options)
+    hub_call = _hub_call(x, lib, options, ready)
 
     calls: dict[str, Callable[[], Any]] = {"hub": hub_call}
     first = {"hub": hub_first}
@@ -1183,6 +1175,18 @@ def _run_case(case: Case, x: object, settings: Settings) -> dict[str, Any]:
         record["direct_zero_copy"] = verified_zero_copy(x, out, made)[0] if _knows(out) else None
         del out
     return record
+
+
+def _hub_call(x: object, lib: str, options: dict[str, Any], ready: bool) -> Callable[[], Any]:
+    """The hub's call timed for a case. Without options it passes none: an empty
+    ``**options`` costs about 180 ns a call (1.76 against 1.58 us for numpy -> torch)."""
+    if options and ready:
+        return lambda: HUB.convert(x, to=lib, **options).block_until_ready()
+    if options:
+        return lambda: HUB.convert(x, to=lib, **options)
+    if ready:
+        return lambda: HUB.convert(x, to=lib).block_until_ready()
+    return lambda: HUB.convert(x, to=lib)
 
 
 def measure_parts(

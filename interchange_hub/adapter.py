@@ -19,6 +19,7 @@ import itertools
 import weakref
 from typing import TYPE_CHECKING, Any
 
+from interchange_hub._c.ndarray import ndarray_address
 from interchange_hub._core.deps import installed, require
 from interchange_hub._core.device import CPU, Device, DeviceType
 from interchange_hub._core.dtypes import (
@@ -102,6 +103,7 @@ __all__ = [
     "is_temporal",
     "mixed_parts",
     "move_estimate",
+    "ndarray_address",
     "np_dtype_name",
     "passthrough",
     "report_losses",

@@ -22,7 +22,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("errors", "_core.records", "_core.marks", "_core.threads"),
     ("_core.device", "_core.dtypes"),
     ("_core.info", "_core.protocols", "_core.deps"),
-    ("_c.capsule", "_c.cuda"),
+    ("_c.capsule", "_c.cuda", "_c.ndarray"),
     ("_c.arrow_device", "_c.dlpack"),
     ("adapter",),
     ("arrowkit", "hookspecs"),

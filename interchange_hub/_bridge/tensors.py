@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
+from interchange_hub._c.ndarray import ndarray_address
 from interchange_hub._core.deps import require
 from interchange_hub._core.device import CPU, Device
 from interchange_hub._core.dtypes import (
@@ -80,7 +81,7 @@ def describe_ndarray(arr: Any, device: Device = CPU) -> DataInfo:
         layout=layout_of(arr),
         device=device,
         readonly=not arr.flags.writeable,
-        alignment=alignment_of(arr.ctypes.data) if arr.size and device.is_cpu else 0,
+        alignment=alignment_of(ndarray_address(arr)) if arr.size and device.is_cpu else 0,
     )
 
 
@@ -945,7 +946,7 @@ def pool_empty(shape: tuple[int, int], dtype: Any) -> Any:
     count = shape[0] * shape[1]
     buffer = arrowkit.pa_module().allocate_buffer(count * dtype.itemsize)
     flat = np.frombuffer(buffer, dtype, count=count)
-    if flat.ctypes.data % ALIGNMENT or not flat.flags.writeable:  # (not seen: a pool's
+    if ndarray_address(flat) % ALIGNMENT or not flat.flags.writeable:  # (not seen: a pool's
         return aligned_empty(shape, dtype)  # allocations are 64-byte aligned, writable)
     return flat.reshape(shape, order="F")
 

@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
+from interchange_hub._c.ndarray import ndarray_address
 from interchange_hub._core.deps import installed, require
 from interchange_hub._core.dtypes import is_numeric, is_string_dictionary, mentions_fixed_offset
 from interchange_hub._core.info import (
@@ -189,8 +190,8 @@ def _adjacent(series: Sequence[Any], cols: Sequence[Column]) -> bool:
         arrays = [s.to_numpy(allow_copy=False) for s in series]
     except Exception:  # noqa: BLE001 - polars would copy: not adjacent
         return False
-    start, step = arrays[0].ctypes.data, arrays[0].nbytes
-    return all(a.ctypes.data == start + i * step for i, a in enumerate(arrays))
+    start, step = ndarray_address(arrays[0]), arrays[0].nbytes
+    return all(ndarray_address(a) == start + i * step for i, a in enumerate(arrays))
 
 
 def _bitmap_flags(series: Any) -> frozenset[Flag]:

@@ -29,6 +29,14 @@ from interchange_hub.adapter import (
     require,
 )
 
+try:  # the address of a numpy array's data in 0.12 us (interchange_hub 0.1.0 and later)
+    from interchange_hub.adapter import ndarray_address
+except ImportError:  # pragma: no cover - an older interchange_hub: numpy's own accessor
+
+    def ndarray_address(arr: Any) -> int:
+        return int(arr.ctypes.data)
+
+
 NAME = "xarray"
 # The values column of an unnamed DataArray: xarray's own __arrow_c_stream__ and the hub
 # (a column made a one-column table) both call it so.
@@ -383,7 +391,7 @@ def describe(obj: Any) -> DataInfo:
         if backing(var) == "numpy":
             place, readonly = layout_of(var._data), not var._data.flags.writeable
             if var._data.size:  # where the values start: jax shares only 64-byte aligned data
-                aligned = alignment_of(var._data.ctypes.data)
+                aligned = alignment_of(ndarray_address(var._data))
     kind = Kind.COLUMN if lay.dataarray and not lay.labels else Kind.TABLE
     if kind == Kind.COLUMN and obj.name is None:
         columns[0] = Column("", *_fields(columns[0])[1:], flags=columns[0].flags)  # unnamed

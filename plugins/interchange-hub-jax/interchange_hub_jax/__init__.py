@@ -68,6 +68,14 @@ from interchange_hub.adapter import (
 from interchange_hub.errors import ConsumedSourceError, ConversionError
 from interchange_hub.hookspecs import hookimpl
 
+try:  # the address of a numpy array's data in 0.12 us (interchange_hub 0.1.0 and later)
+    from interchange_hub.adapter import ndarray_address
+except ImportError:  # pragma: no cover - an older interchange_hub: numpy's own accessor
+
+    def ndarray_address(arr: Any) -> int:
+        return int(arr.ctypes.data)
+
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Hashable, Mapping, Sequence
 
@@ -501,14 +509,34 @@ def _import_estimate(ctx: Context) -> Estimate:
 def _import_bind(ctx: Context) -> Callable[[Any], Any]:
     decision = _import_decision(ctx)
     new = not ctx.fresh  # the input is the source's memory: a copy must not share it
+    config, array, ndarray = _jax().config, _jax().numpy.array, _np().ndarray
+    x64, recheck = decision.x64, decision.recheck
+    # The commonest copy, a small numpy array or CPU tensor of the source's memory (under
+    # _PUT_FROM), is made here as _copy makes it (jnp.array(copy=True)), without its
+    # dispatch on the value's type. 1,000 float64 (16-byte aligned), the kept run against
+    # the run before: a numpy array 19.2 us against 23.7 (jnp.asarray alone 18.1), a torch
+    # tensor 23.9 against 28.5 (jnp.asarray(t.numpy()) 21.3).
+    plain = new and not (decision.empty or decision.share or decision.grow or decision.cast)
 
     def run(value: Any) -> Any:
-        _check_settings(decision)
+        if bool(config.jax_enable_x64) != x64:
+            raise RouteChanged("jax_enable_x64 changed since the route was planned")
+        if plain and type(value) is not ndarray and _numpy_viewed(value):
+            try:  # the numpy array over a CPU tensor's memory, as _copy reads it
+                value = value.numpy()
+            except (TypeError, RuntimeError):  # a dtype or bit numpy does not hold
+                pass
+        if plain and type(value) is ndarray:
+            if recheck and value.size and not ndarray_address(value) % ALIGNMENT:
+                raise RouteChanged("the buffer is 64-byte aligned, unlike the one planned for")
+            if value.nbytes < _PUT_FROM:  # (row-major or not, as _copy copies it)
+                return array(value, copy=True)
+            return _copy(value, new)
         if decision.empty:
             return _copy(value, new=False)  # no bytes to share or to copy
         if decision.share:
             return _share(value)
-        if decision.recheck and _aligned_now(value):
+        if recheck and _aligned_now(value):
             raise RouteChanged("the buffer is 64-byte aligned, unlike the one planned for")
         if decision.grow and _elements(value) >= SHARE_FRESH_FROM:
             # (planned anew for this size: another route may make it aligned, one copy)
@@ -540,7 +568,7 @@ def _address(value: Any) -> int | None:
     """The address of a numpy array's or torch tensor's data, else None (unknown)."""
     np = _np()
     if isinstance(value, np.ndarray):
-        return int(value.ctypes.data) if value.size else None
+        return ndarray_address(value) if value.size else None
     data_ptr = getattr(value, "data_ptr", None)
     if callable(data_ptr) and hasattr(value, "numel"):
         return int(data_ptr()) if value.numel() else None
@@ -628,7 +656,7 @@ def _copy(value: Any, new: bool, cast: str | None = None) -> Any:
     small_cast = cast is not None and _nbytes(value) < _PUT_FROM
     if (
         _is_torch(value)
-        and value.device.type == "cpu"
+        and value.is_cpu  # (0.05 us; .device.type 0.29, and 2 us more before jax's copy)
         and (value.is_contiguous() or _nbytes(value) < _PUT_FROM)
     ):
         # A CPU tensor is copied as the numpy array over its memory (Tensor.numpy, 0.5
@@ -671,6 +699,17 @@ def _copy(value: Any, new: bool, cast: str | None = None) -> Any:
     if new and (address is None or _pointer(out) == address):
         return jnp.array(out, copy=True)  # jax kept the source's buffer: copy it now
     return out
+
+
+def _numpy_viewed(value: Any) -> bool:
+    """Whether ``value`` is a CPU ``torch.Tensor`` (not a subclass; asked without importing
+    torch) that :func:`_copy` copies as the numpy array over its memory: a contiguous one,
+    or a small one."""
+    return (
+        type(value).__module__ == "torch"
+        and value.is_cpu  # (0.05 us; .device.type 0.29, and 2 us more before jax's copy)
+        and (value.is_contiguous() or _nbytes(value) < _PUT_FROM)
+    )
 
 
 def _nbytes(value: Any) -> int:

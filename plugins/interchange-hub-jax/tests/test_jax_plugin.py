@@ -339,6 +339,52 @@ def test_a_small_transposed_tensor_is_copied_through_numpy_with_x64_on_too(
             assert float(x[0, 0]) == 2.0
 
 
+def test_a_kept_copy_route_meets_each_kind_of_input_as_a_fresh_plan_would(hub: ih.Hub) -> None:
+    """The kept run's own branch for small copies (numpy arrays and CPU tensors of the
+    source's memory, read without _copy's dispatch) gives what planning each input
+    afresh gives: new memory with the values, or a view where the input turns out 64-byte
+    aligned, and the general path for what numpy cannot view."""
+    with jax.enable_x64(True):
+        first = buffer(1000, np.float64, 16)
+        plan, x = checked(hub, first)
+        assert not plan.zero_copy and hub.planner.kept_route(first, "jax") is not None
+        inputs = [
+            buffer(1000, np.float64, 32),  # another misaligned array: copied by the branch
+            buffer(1000, np.float64, 0),  # aligned: the run replans, and jax shares it
+            buffer(1000, np.float64, 48),
+            buffer(40_000, np.float64, 16),  # 312 KiB: still under the branch's limit
+            buffer(80_000, np.float64, 16),  # 625 KiB: jax's DLPack import, via _copy
+        ]
+        for arr in inputs:
+            x = hub.convert(arr, to="jax")
+            fresh = ih.Hub(autoload=False, plugins=[*ih.builtin_plugins(), interchange_hub_jax])
+            zero = fresh.plan(arr, to="jax").zero_copy
+            assert (ptr(x) == ptr(arr)) == zero, (ptr(arr) % 64, arr.size)
+            assert zero == (ALIGNED_KNOWN and ptr(arr) % 64 == 0)
+            assert np.array_equal(np.asarray(x), arr) and x.dtype == jnp.float64
+            if not zero:
+                arr[1] = -5.0  # new memory: the source's writes do not show
+                assert float(x[1]) == 1.0
+        base = torch.arange(4002.0, dtype=torch.float64)
+        tensors = {
+            "row-major": base[2:].reshape(1000, 4),
+            "transposed": base[2:].reshape(4, 1000).T,
+            "needs grad": base[2:].reshape(1000, 4).clone().requires_grad_(True),
+        }
+        for name, t in tensors.items():
+            if t.data_ptr() % 64 == 0:  # (clone's own allocation: move it off the boundary)
+                t = torch.cat([torch.zeros(2, dtype=t.dtype), t.detach().reshape(-1)])[2:]
+                t = t.reshape(1000, 4).requires_grad_(True)
+            for _ in range(2):  # planned, then the kept run
+                plan, x = checked(hub, t)
+                assert not plan.zero_copy and ptr(x) != ptr(t), name
+                assert np.array_equal(np.asarray(x), t.detach().numpy()), name
+        half = torch.arange(1000.0, dtype=torch.bfloat16)[8:]  # numpy holds no bfloat16
+        for _ in range(2):
+            plan, x = checked(hub, half)
+            assert x.dtype == jnp.bfloat16 and x.tolist() == half.tolist()
+
+
 def test_a_kept_cast_to_64_bits_is_planned_anew_when_x64_is_turned_off(hub: ih.Hub) -> None:
     # Found in review: the dtype= cast (jax -> jax) did not check jax_enable_x64 when its
     # route was kept, and gave float32 where a plan refuses (it cannot hold float64).

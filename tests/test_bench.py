@@ -294,3 +294,20 @@ def test_a_miss_is_split_into_the_kept_run_its_route_key_and_the_dispatch(
     text = facts["parts_text"]
     assert "Where the misses' time goes" in text and "1 cells timed" in text
     assert "| numpy | 1 |" in text
+
+
+def test_a_slow_first_call_does_not_decide_the_sampling() -> None:
+    """A first call that paid once (an import, the hub's planning) is timed again before it
+    sets how many calls a sample holds: a fast call is still timed in loops."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bench
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    calls = {"fast": lambda: None}
+    settings = bench.Settings(budget_s=0.03, min_reps=3, max_samples=10)
+    slow_first = {"fast": 50_000_000}  # 50 ms: above a sample's budget, as a plugin import
+    timing = bench.time_calls(calls, settings, first_ns=slow_first)["fast"]
+    assert timing.number > 1 and timing.samples >= settings.min_reps
+    very_slow = {"fast": 2_000_000_000}  # 2 s: taken as it is, a call a sample
+    assert bench.time_calls(calls, settings, first_ns=very_slow)["fast"].number == 1

@@ -311,3 +311,28 @@ def test_a_slow_first_call_does_not_decide_the_sampling() -> None:
     assert timing.number > 1 and timing.samples >= settings.min_reps
     very_slow = {"fast": 2_000_000_000}  # 2 s: taken as it is, a call a sample
     assert bench.time_calls(calls, settings, first_ns=very_slow)["fast"].number == 1
+
+
+def test_the_report_counts_misses_that_did_not_repeat_when_timed_again() -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bench
+        import report  # type: ignore[import-not-found]
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+    def cell(pair: str, hub: float, direct: float, parts_hub: float) -> dict[str, Any]:
+        parts = {"hub_ns": parts_hub, "run_ns": parts_hub - 500, "key_ns": 200.0}
+        parts |= {"direct_ns": direct, "dispatch_ns": 300.0}
+        return {**_case(pair, hub, direct), "parts": parts}
+
+    cells = [
+        cell("a:b", 20_000, 10_000, 10_400),  # 2x, outside the allowance; again 1.04x
+        cell("c:d", 20_000, 10_000, 13_000),  # outside; again 1.3x, within 3 us + 5%
+        cell("e:f", 20_000, 10_000, 19_000),  # outside, and again
+        cell("g:h", 3_000, 1_000, 2_900),  # within the allowance; again 2.9x
+    ]
+    assert sum(bench.overhead_ok(c) for c in cells) == 1
+    text = "\n".join(report.parts_lines(cells, lambda r: r["pair"]))
+    assert "Timed again, 1 are within 1.05× (the miss did not repeat)" in text
+    assert "2 of the 3 outside the allowance are within it" in text

@@ -651,6 +651,8 @@ def _copy(value: Any, new: bool, cast: str | None = None) -> Any:
     (``cast``: the dtype the plan expects it to make, new memory in any case)."""
     jax, np = _jax(), _np()
     jnp = jax.numpy
+    if new and cast is None and type(value) is np.ndarray and value.nbytes < _PUT_FROM:
+        return jnp.array(value, copy=True)  # (what the branches below give it, first)
     if isinstance(value, jax.Array):
         return jnp.array(value, copy=True)
     small_cast = cast is not None and _nbytes(value) < _PUT_FROM

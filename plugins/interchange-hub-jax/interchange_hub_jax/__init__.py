@@ -656,11 +656,7 @@ def _copy(value: Any, new: bool, cast: str | None = None) -> Any:
     if isinstance(value, jax.Array):
         return jnp.array(value, copy=True)
     small_cast = cast is not None and _nbytes(value) < _PUT_FROM
-    if (
-        _is_torch(value)
-        and value.is_cpu  # (0.05 us; .device.type 0.29, and 2 us more before jax's copy)
-        and (value.is_contiguous() or _nbytes(value) < _PUT_FROM)
-    ):
+    if _is_torch(value) and _read_as_numpy(value):
         # A CPU tensor is copied as the numpy array over its memory (Tensor.numpy, 0.5
         # us); large transpositions and other strides stay tensors (jax's DLPack import
         # takes transpositions as they are: 1,868 us for 1e6 x 4 float64 with x64 off,
@@ -704,13 +700,17 @@ def _copy(value: Any, new: bool, cast: str | None = None) -> Any:
 
 
 def _numpy_viewed(value: Any) -> bool:
-    """Whether ``value`` is a CPU ``torch.Tensor`` (not a subclass; asked without importing
-    torch) that :func:`_copy` copies as the numpy array over its memory: a contiguous one,
-    or a small one."""
-    return (
-        type(value).__module__ == "torch"
-        and value.is_cpu  # (0.05 us; .device.type 0.29, and 2 us more before jax's copy)
-        and (value.is_contiguous() or _nbytes(value) < _PUT_FROM)
+    """Whether ``value`` is a ``torch.Tensor`` (not a subclass; asked without importing
+    torch) that :func:`_copy` copies as the numpy array over its memory."""
+    return type(value).__module__ == "torch" and _read_as_numpy(value)
+
+
+def _read_as_numpy(tensor: Any) -> bool:
+    """Whether a torch tensor is copied into jax as the numpy array over its memory: a
+    CPU tensor, contiguous or small (see :func:`_copy`)."""
+    return bool(
+        tensor.is_cpu  # (0.05 us; .device.type 0.29, and 2 us more before jax's copy)
+        and (tensor.is_contiguous() or _nbytes(tensor) < _PUT_FROM)
     )
 
 

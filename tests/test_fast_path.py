@@ -2052,3 +2052,41 @@ def test_kept_route_gives_the_calls_a_repeated_conversion_makes() -> None:
     assert kept is not None
     with pytest.warns(ih.LossyConversionWarning, match="nulls become NaN"):
         kept[1](nulls)
+
+
+def test_polars_series_keys_tell_every_dtype_apart_and_keep_the_class_of_plain_ones() -> None:
+    """A Series' route key holds the dtype's class where the class says all (Float64,
+    String, Date), hashed and compared by identity, and the dtype itself where it holds
+    parameters (a unit, a time zone, a precision, categories, an inner type)."""
+    hub = ih.Hub(autoload=False)
+    adapter = hub.registry.owner(pl.Series([1.0]))
+    assert adapter is not None
+    dtypes: list[Any] = [
+        pl.Int64, pl.Int32, pl.UInt8, pl.Float64, pl.Float32, pl.String, pl.Binary,
+        pl.Boolean, pl.Date, pl.Time, pl.Null, pl.Categorical,
+        pl.Datetime("us"), pl.Datetime("ns"), pl.Datetime("us", "UTC"),
+        pl.Datetime("us", "Europe/Paris"), pl.Duration("ms"), pl.Duration("us"),
+        pl.Decimal(10, 2), pl.Decimal(12, 2), pl.Decimal(12, 3),
+        pl.List(pl.Int64), pl.List(pl.Int32), pl.Array(pl.Int64, 2), pl.Array(pl.Int64, 3),
+        pl.Enum(["a", "b"]), pl.Enum(["a", "c"]),
+        pl.Struct({"x": pl.Int64}), pl.Struct({"y": pl.Int64}),
+    ]  # fmt: skip
+    keys = []
+    for dtype in dtypes:
+        first = pl.Series("v", [None, None], dtype=dtype)
+        again = pl.Series("v", [None, None], dtype=dtype)
+        key = adapter.route_key(first)
+        assert key is not None and key == adapter.route_key(again), dtype
+        hash(key)
+        keys.append(key)
+        plain = type(first.dtype)
+        holds_class = any(part is plain for part in key)  # (a dtype == its class)
+        parameterless = not first.dtype.__dict__ and not plain.is_nested()
+        assert holds_class is parameterless, dtype
+    assert len(set(keys)) == len(keys)
+    # a plain dtype's Series meets the run kept for it, converted as a fresh plan makes it
+    hub.convert(pl.Series("v", [1.0, 2.0]), to="numpy")
+    assert hub.planner.kept_route(pl.Series("v", [3.0, 4.0]), "numpy") is not None
+    out = hub.convert(pl.Series("v", [3.0, 4.0]), to="numpy")
+    assert out.dtype == np.float64 and out.tolist() == [3.0, 4.0]
+    assert hub.planner.kept_route(pl.Series("v", [3, 4]), "numpy") is None  # Int64: planned

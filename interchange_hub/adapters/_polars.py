@@ -105,6 +105,11 @@ class PolarsAdapter(Adapter):
                 return None
             nulls = native.null_count() > 0
             dtype = native.dtype()
+            plain = _PLAIN_DTYPES.get(type(dtype))
+            if plain is None:
+                plain = _plain_dtype(dtype)
+            if plain:  # the class says all: hashed and compared by identity, 0.3 us less
+                return (native.name(), type(dtype), native.n_chunks(), nulls)
             if dtype.is_nested():  # what describe reads of its nested arrays, probed here
                 return (native.name(), dtype, native.n_chunks(), nulls, _bitmap_flags(obj))
             return (native.name(), dtype, native.n_chunks(), nulls)
@@ -495,6 +500,25 @@ def _keyed() -> tuple[type, type]:
     pl = _pl()
     _KEYED = (pl.DataFrame, pl.Series)
     return _KEYED
+
+
+# Whether each polars dtype class seen holds no parameters (Float64, String, Date, ...,
+# against Datetime's unit or a List's inner type): its instances are then all equal, and
+# a Series' route key holds the class. polars' DataType hashes and compares in Python
+# (0.2 us to hash, more to compare, and each Series.dtype() call makes a new instance).
+_PLAIN_DTYPES: dict[type, bool] = {}
+
+
+def _plain_dtype(dtype: Any) -> bool:
+    """Whether ``dtype``'s class alone says which dtype it is: an instance without state
+    of its own (an empty ``__dict__``) and not nested; remembered per class."""
+    cls = type(dtype)
+    try:
+        plain = not vars(dtype) and not dtype.is_nested() and dtype == cls()
+    except Exception:  # noqa: BLE001 - a class that needs parameters, or no __dict__
+        plain = False
+    _PLAIN_DTYPES[cls] = plain
+    return plain
 
 
 # Whether each frame's dtype strings seen are all flat (no nested or enum dtype, whose

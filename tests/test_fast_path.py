@@ -2090,3 +2090,39 @@ def test_polars_series_keys_tell_every_dtype_apart_and_keep_the_class_of_plain_o
     out = hub.convert(pl.Series("v", [3.0, 4.0]), to="numpy")
     assert out.dtype == np.float64 and out.tolist() == [3.0, 4.0]
     assert hub.planner.kept_route(pl.Series("v", [3, 4]), "numpy") is None  # Int64: planned
+
+
+def test_torch_keys_leave_out_rows_only_and_plan_lazy_bits_each_time() -> None:
+    hub = ih.Hub(autoload=False)
+    adapter = hub.registry.owner(torch.zeros(1))
+    assert adapter is not None
+    key = adapter.route_key
+    same = [
+        (torch.zeros(3, 4), torch.zeros(7, 4)),
+        (torch.zeros(3, 4).t().contiguous().t(), torch.zeros(9, 4).t().contiguous().t()),
+        (torch.zeros(2, 3, 4), torch.zeros(5, 3, 4)),
+        (torch.zeros(3), torch.zeros(8)),
+    ]
+    for a, b in same:
+        assert key(a) is not None and key(a) == key(b), (a.shape, b.shape)
+    differ = [
+        torch.zeros(3, 4),
+        torch.zeros(3, 5),
+        torch.zeros(3, 4).t().contiguous().t(),  # column-major
+        torch.zeros(3, 4, 1),
+        torch.zeros(3, 1, 4),
+        torch.zeros(12),
+        torch.zeros(()),
+        torch.zeros(3, 4, dtype=torch.float64),
+        torch.zeros(3, 4, dtype=torch.complex64),
+    ]
+    keys = [key(t) for t in differ]
+    assert None not in keys and len(set(keys)) == len(keys)
+    lazy = [torch.tensor([1 + 2j, 3 - 4j]).conj(), torch.tensor([1.0, -2.0])._neg_view()]
+    for t in lazy:  # their bits are resolved by a planned copy, never by a kept run
+        assert key(t) is None
+        plain = t.resolve_conj().resolve_neg()
+        hub.convert(plain, to="numpy")
+        assert hub.convert(t, to="numpy").tolist() == plain.tolist()
+    for t in (torch.zeros(0), torch.zeros(3, 0), torch.arange(10.0)[::2]):
+        assert key(t) is None

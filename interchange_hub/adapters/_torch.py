@@ -156,15 +156,24 @@ class TorchAdapter(Adapter):
         tensor, strided = _tensor_types()
         if type(obj) is not tensor or obj.layout is not strided:
             return None
-        shape = obj.shape
-        dims = len(shape)
-        if 0 in shape or obj.is_conj() or obj.is_neg():
+        dtype = obj.dtype
+        if not obj.numel() or (dtype.is_complex and obj.is_conj()) or obj.is_neg():
             return None  # empty and lazily conjugated/negated tensors: planned
+        dims = obj.dim()
+        # A CPU tensor's device as True (is_cpu: 0.06 us, hashed at once) against 0.08 us
+        # for the torch.device and 0.1 us to hash it; the trailing shape of a 2-D tensor as
+        # its int (a torch.Size sliced and hashed: 0.5 us). The conjugate bit is only ever
+        # set on complex tensors (torch.conj of a real tensor is the tensor itself).
+        device = True if obj.is_cpu else obj.device
         if obj.is_contiguous():
-            # (a 1-D tensor's trailing shape is (), without slicing a torch.Size: 0.2 us)
-            return (obj.dtype, shape[1:] if dims > 1 else (), dims, obj.device, "C")
-        if dims == 2 and _column_major(shape, obj.stride()):
-            return (obj.dtype, shape[1:], dims, obj.device, "F")  # as describe says
+            if dims < 2:
+                return (dtype, (), dims, device, "C")
+            shape = obj.shape
+            return (dtype, shape[1] if dims == 2 else shape[1:], dims, device, "C")
+        if dims == 2:
+            shape = obj.shape
+            if _column_major(shape, obj.stride()):
+                return (dtype, shape[1], dims, device, "F")  # as describe says
         return None  # strided: planned
 
     def concat(self, parts: Sequence[Any]) -> Any:

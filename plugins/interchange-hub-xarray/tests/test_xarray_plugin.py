@@ -900,3 +900,36 @@ def test_numeric_columns_with_nulls_are_filled_side_by_side(
         assert warned_one == warned
     finally:
         pa.set_cpu_count(before)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        pa.table({"s": pa.array(["a", None, "c"]), "x": [1.0, 2.0, 3.0]}),
+        pl.DataFrame({"s": ["a", None, "c"], "x": [1.0, 2.0, 3.0]}),
+        pd.DataFrame({"s": pd.array(["a", None, "c"], dtype="str"), "x": [1.0, 2.0, 3.0]}),
+        pa.chunked_array([["a", None], ["c"]]),
+    ],
+    ids=["pyarrow", "polars", "pandas", "column"],
+)
+def test_strings_are_objects_with_none_for_nulls_as_the_plan_says(hub: ih.Hub, source: Any) -> None:
+    """The object arrays the hub makes are taken by xarray as they are: its constructor
+    would read them through pandas, which with pandas 3 makes strings Arrow strings and
+    objects again (every value twice) and their nulls NaN, against the plan's word."""
+    result, plan = convert(hub, source, "xarray")
+    assert "nulls become None" in str(plan)
+    var = result["s"] if isinstance(result, xr.Dataset) else result
+    assert var.dtype == object and var.values.tolist() == ["a", None, "c"]
+    assert var.values.flags.writeable and var.isnull().values.tolist() == [False, True, False]
+    back = hub.convert(result, to="pyarrow")
+    back = back.column("s") if isinstance(back, pa.Table) else back
+    assert (
+        pa.types.is_string(back.type)
+        or pa.types.is_large_string(back.type)
+        or (pa.types.is_string_view(back.type))
+    )
+    assert back.to_pylist() == ["a", None, "c"]
+    # Without nulls, what xarray's own constructor makes of the same objects.
+    full = pa.table({"s": ["a", "b"]})
+    ds = hub.convert(full, to="xarray")
+    assert ds.identical(xr.Dataset({"s": ("index", np.array(["a", "b"], dtype=object))}))

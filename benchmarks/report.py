@@ -40,7 +40,7 @@ def _memory(r: dict[str, Any]) -> str:
     mem = r.get("memory", {}).get("hub")
     if mem is None:
         return "-"
-    return f"{fmt_bytes(mem['peak_extra'])} / {fmt_bytes(r['result_bytes'])}"
+    return f"{fmt_bytes(mem['peak_extra'])} / {fmt_bytes(bench.result_size(r))}"
 
 
 def case_rows(results: dict[str, Any]) -> list[list[str]]:
@@ -256,6 +256,7 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
     passed, missed = count("memory", lambda r: not r["verified_zero_copy"])
     out.append(
         f"- **Copy pairs: peak extra memory ≤ {bench.COPY_MEMORY_TARGET:g} × result size** "
+        "(its buffers and the Python objects of its object arrays) "
         f"(results ≥ {fmt_bytes(bench.COPY_MEMORY_MIN_RESULT)}): "
         f"{verdict(passed, missed)}, {len(passed)} pass, {len(missed)} miss"
         + _list(missed, "memory", where)
@@ -524,7 +525,7 @@ def memory_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
                 "shape": r["shape"],
                 "rows": r["rows"],
                 "zero_copy": r["verified_zero_copy"],
-                "result_MiB": r["result_bytes"] / 2**20,
+                "result_MiB": bench.result_size(r) / 2**20,
                 "new_result_MiB": r["result_new_bytes"] / 2**20,
                 "hub_peak_extra_MiB": hub["peak_extra"] / 2**20 if hub else None,
                 "hub_arrow_peak_MiB": hub["arrow_peak"] / 2**20 if hub else None,

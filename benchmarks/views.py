@@ -289,7 +289,7 @@ def memory_outliers(
         {
             "conversion": f"{r['src']} → {r['dst']}",
             "shape": r["shape"],
-            "result (MiB)": round(r["result_bytes"] / MiB, 2),
+            "result (MiB)": round(bench.result_size(r) / MiB, 2),
             "hub peak (MiB)": round(r["memory"]["hub"]["peak_extra"] / MiB, 2),
             "direct peak (MiB)": round(r["memory"]["direct"]["peak_extra"] / MiB, 2),
             "direct call": r["best_direct"],

@@ -336,3 +336,32 @@ def test_the_report_counts_misses_that_did_not_repeat_when_timed_again() -> None
     text = "\n".join(report.parts_lines(cells, lambda r: r["pair"]))
     assert "Timed again, 1 are within 1.05× (the miss did not repeat)" in text
     assert "2 of the 3 outside the allowance are within it" in text
+
+
+def test_a_result_of_python_objects_counts_the_objects_it_made() -> None:
+    """The copy memory target compares the peak extra memory with the result's own: an
+    object array's strings are memory the conversion made (the source's are not)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bench
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    import numpy as np
+    import pandas as pd
+    import xarray as xr
+
+    made = np.array([f"value {i}" for i in range(100)] + [None], dtype=object)
+    assert bench.object_bytes(made, None) == sum(sys.getsizeof(v) for v in made[:-1])
+    assert bench.object_bytes(made, made) == 0  # the source's own objects
+    again = np.array([made[0]] * 50, dtype=object)  # one object, 50 pointers
+    assert bench.object_bytes(again, None) == sys.getsizeof(made[0])
+    assert bench.object_bytes(np.arange(100.0), None) == 0
+    strings = made[:-1]  # (xarray's constructor makes a None NaN, a float object)
+    ds = xr.Dataset({"s": ("index", strings), "x": ("index", np.arange(100.0))})
+    assert bench.object_bytes(ds, None) == bench.object_bytes(made, None)
+    assert bench.object_bytes(ds["s"], None) == bench.object_bytes(made, None)
+    frame = pd.DataFrame({"s": pd.Series(made, dtype=object), "x": np.arange(101.0)})
+    assert bench.object_bytes(frame, None) == bench.object_bytes(made, None)
+    record = {"result_bytes": 808, "result_object_bytes": 5_000}
+    assert bench.result_size(record) == 5_808
+    assert bench.result_size({"result_bytes": 808}) == 808  # a baseline of before

@@ -759,8 +759,11 @@ def _object_arrays(obj: object) -> list[Any]:
     if isinstance(obj, np.ndarray):
         return [obj] if obj.dtype == object else []
     if xr is not None and isinstance(obj, (xr.Dataset, xr.DataArray)):
-        found = obj.variables.values() if isinstance(obj, xr.Dataset) else [obj.variable]
-        found = [*found, *(obj.coords.variables.values() if isinstance(obj, xr.DataArray) else ())]
+        found = (
+            list(obj.variables.values())  # (a Dataset's coordinates are among them)
+            if isinstance(obj, xr.Dataset)
+            else [obj.variable, *obj.coords.variables.values()]
+        )
         return [v.values for v in found if v.dtype == object]
     if pd is not None and isinstance(obj, pd.Series):
         return [obj.to_numpy()] if obj.dtype == object else []

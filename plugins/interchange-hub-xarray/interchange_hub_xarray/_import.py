@@ -469,9 +469,9 @@ def variable_of(xr: Any, dims: tuple[str, ...], values: Any, kept: Any) -> Any:
     nulls) is taken as it is, through the constructor's ``fastpath``: xarray reads any
     other object array through pandas, ``pd.Series`` and back, to find datetimes in it
     (none here: times become datetime64 before). With pandas 3 that makes a str column
-    Arrow strings and Python objects again, every value twice (64 of 175 ms for 1e6
-    strings, with twice the memory at its peak), and its nulls NaN, not the None the
-    plan says."""
+    Arrow strings and Python objects again, every value twice (pyarrow -> xarray, two
+    string columns of 1e6 rows: 298.9 ms against 106.1 ms taken as they are, peak extra
+    memory about twice), and its nulls NaN, not the None the plan says."""
     if values.dtype == object:
         return xr.Variable(dims, values, encoding=_encoding(kept), fastpath=True)
     return xr.Variable(dims, values, encoding=_encoding(kept))

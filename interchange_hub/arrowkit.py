@@ -383,10 +383,34 @@ def read_stream(value: Any, schema: Any = None) -> Any:
     return lengths_checked(reader.read_all(), value)
 
 
+# The classes whose adapter vouches for their Arrow streams' record batches: every
+# column of a batch exactly as long as the batch (vouch_exact_batches).
+_EXACT_BATCHES: set[type] = set()
+
+
+def vouch_exact_batches(cls: type) -> None:
+    """Declare that objects of exactly ``cls`` (not its subclasses) export, through
+    ``__arrow_c_stream__``, record batches whose columns are exactly as long as their
+    batch: :func:`lengths_checked` then takes their tables as they are (0.3 us of the 6.7
+    of a 4-column polars frame read by pyarrow). For an adapter whose library builds each
+    batch from columns of one height (polars: a frame's aligned chunks), with a test that
+    reads its tables validated; any other producer is checked."""
+    _EXACT_BATCHES.add(cls)
+
+
+def exact_batches(cls: type) -> bool:
+    """Whether ``cls``'s adapter vouched for its streams' batches
+    (:func:`vouch_exact_batches`)."""
+    return cls in _EXACT_BATCHES
+
+
 def lengths_checked(table: Any, value: Any) -> Any:
     """``table``, read from ``value``'s stream, once its lengths are checked (O(columns x
     chunks), no data read): pyarrow's record batch import keeps a batch's columns as the
-    producer gave them, and a producer may give children longer than their struct."""
+    producer gave them, and a producer may give children longer than their struct. A
+    producer vouched for (:func:`vouch_exact_batches`) is not checked."""
+    if type(value) in _EXACT_BATCHES:
+        return table
     try:
         table.validate()
     except pa_module().ArrowInvalid as exc:

@@ -91,6 +91,31 @@ facts["parts_unkept"] = bench.measure_parts(
     bench.Case("numpy", "polars", "column", 8), bench.np.arange(3.0), lambda: None,
     lambda: None, bench.Settings.quick(),
 )
+# A zero-copy case at the run's largest size is timed beside the smallest (drift left
+# out of t(largest)/t(smallest)); a copy is not.
+scaled = bench.run_matrix(
+    [bench.Case("numpy", "pyarrow", "column", n) for n in (1000, 100_000)]
+    + [bench.Case("pyarrow", "numpy", "numeric", 100_000)],
+    bench.Settings(budget_s=0.02, memory=False),
+)
+bench.evaluate(scaled)
+facts["scaling"] = [r.get("scaling") for r in scaled]
+facts["scaling_target"] = scaled[1]["targets"].get("zero_copy_scaling")
+# evaluate takes the side-by-side ratio over the cells' medians, either way
+def _scaled(large_ns, side):
+    cells = [
+        {"pair": "a:b", "shape": "column", "rows": rows, "status": "ok", "hub": {"median_ns": ns},
+         "verified_zero_copy": True, "plan_scans": [], "best_direct_ns": 1.0, "direct": {},
+         "plan_zero_copy": True}
+        for rows, ns in ((1000, 1000.0), (10_000_000, large_ns))
+    ]
+    cells[1]["scaling"] = side
+    bench.evaluate(cells)
+    return cells[1]["targets"]["zero_copy_scaling"]
+facts["drifted"] = _scaled(3000.0, {"rows": 1000, "hub_ns": 1050.0, "hub_small_ns": 1000.0})
+facts["scales"] = _scaled(1000.0, {"rows": 1000, "hub_ns": 4000.0, "hub_small_ns": 1000.0,
+                                   "direct_ns": 2.0, "direct_small_ns": 1.0})
+facts["unscaled"] = _scaled(3000.0, None)
 record["targets"] = {}
 facts["parts_text"] = " ".join(report.parts_lines([record], lambda r: r["pair"]))
 cmp = bench.compare(json.loads(sys.argv[1]), json.loads(sys.argv[2]))
@@ -365,3 +390,23 @@ def test_a_result_of_python_objects_counts_the_objects_it_made() -> None:
     record = {"result_bytes": 808, "result_object_bytes": 5_000}
     assert bench.result_size(record) == 5_808
     assert bench.result_size({"result_bytes": 808}) == 808  # a baseline of before
+
+
+def test_zero_copy_scaling_is_timed_with_both_sizes_side_by_side(facts: dict[str, Any]) -> None:
+    """t(largest)/t(smallest) of a zero-copy pair from its two sizes timed interleaved
+    (measure_scaling), not from two cells measured minutes apart: a run whose largest
+    sizes ran twice as slow, direct calls alike, failed 26 such checks."""
+    small, large, copy = facts["scaling"]
+    assert small is None and copy is None  # the smallest size, and a copy: not timed so
+    assert large is not None and large["rows"] == 1000
+    assert {"hub_ns", "hub_small_ns", "direct_ns", "direct_small_ns"} <= set(large)
+    assert 0 < large["hub_small_ns"] and 0 < large["direct_small_ns"]
+    target = facts["scaling_target"]
+    assert target["value"] == pytest.approx(large["hub_ns"] / large["hub_small_ns"])
+    assert "side by side" in target["text"]
+    drifted, scales, unscaled = facts["drifted"], facts["scales"], facts["unscaled"]
+    assert drifted["ok"] and drifted["value"] == pytest.approx(1.05)
+    assert "the cells' medians: 3.00" in drifted["text"]
+    assert not scales["ok"] and scales["value"] == pytest.approx(4.0)
+    assert "the direct call's, side by side: 2.00" in scales["text"]
+    assert not unscaled["ok"] and unscaled["value"] == pytest.approx(3.0)

@@ -70,7 +70,7 @@ class PolarsAdapter(Adapter):
         pl = _pl()
         # A frame's stream is built of its aligned chunks, batch i of every column's chunk
         # i (polars realigns them to export): each batch's columns are its rows long
-        # (tests/test_polars_views.py reads such tables validated, misaligned chunks too)
+        # (tests/test_protocol_sources.py reads such tables validated, misaligned chunks too)
         arrowkit.vouch_exact_batches(pl.DataFrame)
         if isinstance(obj, pl.LazyFrame):
             schema = obj.collect_schema()

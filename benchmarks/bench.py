@@ -1680,15 +1680,15 @@ def evaluate(records: Sequence[dict[str, Any]]) -> None:
                     # the two sizes timed side by side (measure_scaling): drift left out
                     cells = scale
                     scale = side["hub_ns"] / side["hub_small_ns"]
+                    direct = (
+                        f"; the direct call's, side by side: "
+                        f"{side['direct_ns'] / side['direct_small_ns']:.2f}"
+                        if "direct_ns" in side
+                        else ""
+                    )
                     text = (
                         f"t({size_label(r['rows'])})/t({size_label(sizes[0])}) = {scale:.2f} "
-                        f"timed side by side (the cells' medians: {cells:.2f}"
-                        + (
-                            f"; the direct call's, side by side: "
-                            f"{side['direct_ns'] / side['direct_small_ns']:.2f})"
-                            if "direct_ns" in side
-                            else ")"
-                        )
+                        f"timed side by side (the cells' medians: {cells:.2f}{direct})"
                     )
                 targets["zero_copy_scaling"] = {
                     "ok": scale <= ZERO_COPY_SCALING_TARGET,

@@ -973,6 +973,42 @@ def test_large_frames_times_without_nat_are_shared_unread_as_from_pandas_makes_t
             assert out.to_pandas().equals(frame)
 
 
+@pytest.mark.parametrize("rows", [8, 600_000])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
+def test_pandas_floats_reach_arrow_shared_unless_they_hold_nan(
+    hub: ih.Hub, rows: int, dtype: str
+) -> None:
+    # numpy's minimum says whether a float column holds NaN (pandas' missing value):
+    # without, the column is its numpy buffer as it is; with, pyarrow makes the nulls, as
+    # Table.from_pandas does (two such columns of a large frame on its threads). A frame
+    # whose NaN differ from the planned one's is planned anew, both ways.
+    def frame(nan_at: int | None) -> pd.DataFrame:
+        floats = {f"x{j}": np.linspace(0, 1, rows).astype(dtype) for j in range(3)}
+        data = pd.DataFrame(floats | {"b": np.arange(rows) % 3 == 0, "i": np.arange(rows)})
+        if nan_at is not None:
+            data.loc[nan_at, "x1"] = np.nan
+        return data
+
+    for nan_at in (None, rows // 2, None, 0, 0):
+        data = frame(nan_at)
+        out = hub.convert(data, to="pyarrow")
+        reference = pa.Table.from_pandas(data)
+        assert out.equals(reference) and out.schema == reference.schema
+        assert out.schema.metadata == reference.schema.metadata
+        assert out.column("x1").null_count == (nan_at is not None)
+        shared = ("x0", "x2", "i") if nan_at is not None else ("x0", "x1", "x2", "i")
+        for name in shared:
+            (chunk,) = out.column(name).chunks
+            assert chunk.buffers()[0] is None, name  # no bitmap made
+            assert chunk.buffers()[1].address == data[name].to_numpy().ctypes.data, name
+        series = data["x1"]
+        column = hub.convert(series, to="pyarrow")
+        assert column.equals(pa.chunked_array([pa.array(series)]))
+        assert column.null_count == (nan_at is not None)
+        if nan_at is None:
+            assert column.chunks[0].buffers()[1].address == series.to_numpy().ctypes.data
+
+
 def test_large_frames_times_with_nat_are_read_for_nulls(hub: ih.Hub) -> None:
     frame = _large_times_frame()
     hub.convert(frame, to="pyarrow")
@@ -1018,7 +1054,7 @@ def test_pandas_frames_named_otherwise_reach_polars_named_as_from_pandas_names_t
             assert out.columns == pl.DataFrame(pa.Table.from_pandas(frame)).columns
 
 
-def test_pandas_frames_with_an_index_or_many_rows_reach_polars_through_from_pandas(
+def test_pandas_frames_with_an_index_reach_polars_through_from_pandas(
     hub: ih.Hub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     read = _count_column_reads(monkeypatch)
@@ -1027,14 +1063,25 @@ def test_pandas_frames_with_an_index_or_many_rows_reach_polars_through_from_pand
     read.clear()
     out = hub.convert(indexed, to="polars")  # the index travels as a column
     assert not read and out.columns[-1] == "k" and out["k"].to_list() == list(indexed.index)
+
+
+def test_large_pandas_frames_reach_polars_column_by_column_their_floats_shared(
+    hub: ih.Hub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A large frame's floats are looked at by numpy's minimum (no NaN: the buffer as it
+    # is), not by pyarrow's threads, whose scan is 10-20x slower: each column read once.
+    read = _count_column_reads(monkeypatch)
     big = pd.DataFrame(
         {"t": np.arange(200_000).astype("datetime64[us]")}
         | {f"x{j}": np.arange(200_000.0) for j in range(5)}
     )
     hub.convert(big.iloc[:8], to="polars")
+    hub.convert(big, to="polars")
     read.clear()
-    out = hub.convert(big, to="polars")  # pyarrow's threads: from_pandas
-    assert not read and out.equals(pl.from_arrow(pa.Table.from_pandas(big)))
+    out = hub.convert(big, to="polars")
+    assert sorted(read) == list(range(6))
+    assert out.equals(pl.from_arrow(pa.Table.from_pandas(big)))
+    assert hub.shared_bytes(out, big) == big.memory_usage(index=False).sum()
 
 
 def test_copy_true_pandas_to_polars_shares_nothing(hub: ih.Hub) -> None:
@@ -1293,7 +1340,7 @@ def test_plain_arrow_tables_into_pandas_keep_checks_on_the_bound_run(hub: ih.Hub
 
 def test_plans_name_the_columns_a_nan_scan_reads(hub: ih.Hub) -> None:
     frame = pd.DataFrame({"x": np.arange(3.0), "n": np.arange(3), "s": ["a", "b", "c"]})
-    for target, call in (("pyarrow", "Table.from_pandas"), ("polars", "pl.from_pandas")):
+    for target, call in (("pyarrow", "the export reads"), ("polars", "pl.from_pandas reads")):
         plan = hub.plan(frame, to=target)
         assert [s.column for s in plan.scans] == ["x"]  # numpy floats only: NaN is missing
         assert call in plan.scans[0].reason and "scans column 'x'" in str(plan)
@@ -1302,7 +1349,7 @@ def test_plans_name_the_columns_a_nan_scan_reads(hub: ih.Hub) -> None:
 
 def test_plans_name_the_time_columns_whose_nat_export_reads(hub: ih.Hub) -> None:
     """pandas' datetimes and durations (numpy-backed, or zoned) mark missing values with
-    NaT, which Table.from_pandas reads every value to make nulls of: the plan says so, as
+    NaT, which their export reads every value to make nulls of: the plan says so, as
     for NaN. Arrow-backed times (pd.ArrowDtype) are exported as they are: no scan."""
     stamps = pd.to_datetime(["2024-01-01", None, "2024-01-03"])
     frame = pd.DataFrame(

@@ -1009,6 +1009,31 @@ def test_pandas_floats_reach_arrow_shared_unless_they_hold_nan(
             assert column.chunks[0].buffers()[1].address == series.to_numpy().ctypes.data
 
 
+def test_large_frames_of_several_times_with_nat_are_read_on_pyarrows_threads(
+    hub: ih.Hub,
+) -> None:
+    # Datetimes planned with NaT (or zoned) are left to pyarrow: two of a large frame
+    # side by side (from_pandas of those columns), the rest read by numpy.
+    rows = 600_000
+    stamps = np.arange(rows).astype("datetime64[us]")
+    frame = pd.DataFrame(
+        {
+            "t": stamps,
+            "u": pd.Series(stamps).dt.tz_localize("UTC"),
+            "d": stamps - stamps[0],
+            "x": np.linspace(0, 1, rows),
+            "b": np.arange(rows) % 2 == 0,
+        }
+    )
+    frame.loc[3, "t"] = pd.NaT
+    frame.loc[5, "d"] = pd.NaT
+    for _ in range(3):
+        out = hub.convert(frame, to="pyarrow")
+        reference = pa.Table.from_pandas(frame)
+        assert out.equals(reference) and out.schema.metadata == reference.schema.metadata
+        assert [out.column(c).null_count for c in ("t", "u", "d", "x", "b")] == [1, 0, 1, 0, 0]
+
+
 def test_large_frames_times_with_nat_are_read_for_nulls(hub: ih.Hub) -> None:
     frame = _large_times_frame()
     hub.convert(frame, to="pyarrow")

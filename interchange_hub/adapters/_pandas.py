@@ -670,24 +670,20 @@ def _column_bind(ctx: Context) -> Callable[[Any], Any]:
 
 def _columns_bind(ctx: Context) -> Callable[..., Any]:
     """``arrays(frame, metadata=None)``: the Table ``Table.from_pandas`` gives a frame of
-    ``ctx``'s columns (``metadata``: its schema's), made a column at a time, reading
-    less of the data (:func:`_column_reader`): floats and datetimes without a missing
-    value are their numpy buffers as they are; ints and pyarrow-backed strings are taken
-    as they are, booleans bit-packed, by ``pa.array(from_pandas=True)``, as from_pandas
-    takes them. The columns left to pyarrow's own reading (booleans, and floats and
-    datetimes planned with NaN or NaT), where a large frame has more than one, are
+    ``ctx``'s columns (``metadata``: its schema's), made a column at a time, each read
+    as :func:`_column_reader` says (floats, booleans, datetimes without NaT: by numpy),
+    the rest by ``pa.array(from_pandas=True)``, as from_pandas reads each column (ints and
+    pyarrow-backed strings taken as they are). The columns pyarrow scans for NaT (zoned
+    datetimes, or datetimes planned with NaT), where a large frame has more than one, are
     converted side by side on pyarrow's threads (``from_pandas(columns=...)``), as
     ``from_pandas`` would the whole frame. For pandas with ``_get_column_array``."""
     pa, np = arrowkit.pa_module(), np_module()
     cols = ctx.info.columns
     names = [c.name for c in cols]  # (str(name), as pyarrow names them; in the route key)
     readers = [_column_reader(pa, np, c) for c in cols]
-    # what pyarrow reads (booleans, NaN and NaT), against ints and strings, taken as they are
-    left = [
-        i
-        for i, (c, read) in enumerate(zip(cols, readers, strict=True))
-        if read is None and (c.dtype == "bool" or is_float(c.dtype) or c.dtype.startswith(_TIMES))
-    ]
+    # the columns pyarrow reads for NaT (floats and booleans have readers; ints and strings
+    # are taken as they are)
+    left = [i for i, c in enumerate(cols) if readers[i] is None and c.dtype.startswith(_TIMES)]
     threads_from = _THREADS_FROM // len(left) if len(left) > 1 else 1 << 62
     array, from_arrays, from_pandas = pa.array, pa.Table.from_arrays, pa.Table.from_pandas
     width = range(len(cols))

@@ -860,18 +860,15 @@ def _own_columns_with_metadata(
     last frame it converted, where that metadata holds for this frame too. The route key
     fixes the columns' names and dtypes, hence the metadata's columns; what else it holds
     is read on each call: the RangeIndex (start, stop, step, name), the columns' name and
-    dtype (names with their types). A frame with attrs (kept in the metadata), another
-    index, or names of other types: ``from_pandas``."""
+    dtype (names with their types). A frame with attrs (kept in the metadata) or another
+    index: ``from_pandas``. (The first frame is always converted by ``from_pandas``, and a
+    later one reaches this only through a kept run, whose route key holds names of
+    strings or ints alone: :func:`_names_key`.)"""
     kept: list[Any] = [None]  # (what the metadata depends on, the metadata)
 
     def convert(value: Any, nthreads: int | None) -> Any:
         index = value.index
-        if (
-            type(index) is not range_index
-            or value.attrs
-            or not hasattr(value, "_get_column_array")
-            or not _plainly_named(value)
-        ):
+        if type(index) is not range_index or value.attrs:
             return from_pandas(value, nthreads=nthreads)
         key = _metadata_key(index, value.columns)
         last = kept[0]

@@ -136,6 +136,7 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
             f"{head['overhead_ok']} of {head['cells']} cells; built-in pairs "
             f"{head['builtin_overhead_ok']} of {head['builtin']}**."
         )
+        out += reason_lines(head, where)
         if head["zero_copy_lost"]:
             out.append(
                 "Zero-copy lost (FAIL): " + ", ".join(where(r) for r in head["zero_copy_lost"][:40])
@@ -279,6 +280,41 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
         + (": " + ", ".join(where(r) for r in wrong) if wrong else "")
     )
     out += parts_lines(ok, where)
+    return out
+
+
+def reason_lines(head: dict[str, Any], where: Any) -> list[str]:
+    """The headline's misses counted by what explains each (``bench.miss_reason``): the
+    floor that no hub written in Python gets under, the checks each call makes, and the
+    misses that are the hub's own (its dispatch, a slower run), those listed."""
+    reasons = head["reasons"]
+    missed = sum(len(cells) for cells in reasons.values())
+    if not missed:
+        return []
+    target = bench.COPY_SPEED_TARGET
+    said = "; ".join(
+        f"{len(reasons.get(key, ()))}: {text}" for key, text in bench.MISS_REASONS.items()
+    )
+    wrapped = any("floor_ns" in (r.get("parts") or {}) for cells in reasons.values() for r in cells)
+    bound = head["cells"] - len(reasons.get("floor", ())) - len(reasons.get("checks", ()))
+    out = [
+        f"**The {missed} cells above {target:g}×, by what explains each** (their parts timed "
+        "again, interleaved: the hub, its kept run, its route key, the direct call, and the "
+        "direct call made through a bare wrapper with the hub's signature and through one "
+        f"that checks the route key: `bench.BareWrapper`, `bench.KeyedWrapper`): {said}."
+        + (
+            f" A hub written in Python that checks each call can reach at most {bound} of "
+            f"{head['cells']} cells ({bound / head['cells']:.0%}) in this run."
+            if wrapped
+            else " (This run did not time the wrappers.)"
+        )
+    ]
+    for key in ("dispatch", "run"):
+        cells = reasons.get(key, [])
+        if cells:
+            shown = ", ".join(where(r) for r in cells[:60])
+            more = f", … {len(cells) - 60} more" if len(cells) > 60 else ""
+            out.append(f"The hub's own ({bench.MISS_REASONS[key]}): {shown}{more}.")
     return out
 
 

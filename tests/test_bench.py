@@ -310,8 +310,13 @@ def test_a_miss_is_split_into_the_kept_run_its_route_key_and_the_dispatch(
 ) -> None:
     parts = facts["parts"]
     assert parts is not None, "numpy -> pyarrow column 1,000 is expected to miss 1.05x"
-    assert set(parts) == {"hub_ns", "run_ns", "key_ns", "direct_ns", "dispatch_ns"}
+    assert set(parts) == {
+        *("hub_ns", "run_ns", "key_ns", "direct_ns", "dispatch_ns", "floor_ns", "keyed_ns")
+    }
     assert 0 < parts["key_ns"] < parts["run_ns"] < parts["hub_ns"]
+    # The direct call through a bare wrapper, and through one that also computes and looks
+    # up the route key: the key's 0.3 us and more on top of the call
+    assert 0 < parts["direct_ns"] < parts["keyed_ns"] and parts["floor_ns"] < parts["keyed_ns"]
     assert parts["dispatch_ns"] == pytest.approx(
         parts["hub_ns"] - parts["run_ns"] - parts["key_ns"]
     )
@@ -361,6 +366,50 @@ def test_the_report_counts_misses_that_did_not_repeat_when_timed_again() -> None
     text = "\n".join(report.parts_lines(cells, lambda r: r["pair"]))
     assert "Timed again, 1 are within 1.05× (the miss did not repeat)" in text
     assert "2 of the 3 outside the allowance are within it" in text
+
+
+def test_each_miss_is_explained_by_the_first_reason_its_parts_show() -> None:
+    """A miss is the floor (a bare wrapper of the direct call misses too), the checks (a
+    wrapper that computes the route key misses), a miss that did not repeat, the hub's
+    dispatch, or a slower run; the report counts each and lists the hub's own."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bench
+        import report
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+    def cell(pair: str, floor: float, keyed: float, hub: float, run: float) -> dict[str, Any]:
+        parts = {"hub_ns": hub, "run_ns": run, "key_ns": 300.0, "direct_ns": 1000.0}
+        parts |= {"dispatch_ns": hub - run - 300.0, "floor_ns": floor, "keyed_ns": keyed}
+        return {**_case(pair, 2000, 1000), "parts": parts, "verified_zero_copy": False}
+
+    cells = [
+        cell("a:b", 1200, 1500, 1600, 1000),  # the bare wrapper: 1.2x
+        cell("c:d", 1020, 1300, 1600, 1000),  # the route key's check: 1.3x
+        cell("e:f", 1020, 1040, 1040, 1000),  # 1.04x when timed again
+        cell("g:h", 1020, 1040, 1600, 1000),  # run 1.0x, the hub 1.6x: dispatch
+        cell("i:j", 1020, 1040, 1600, 1300),  # run 1.3x
+        {**_case("k:l", 2000, 1000), "parts": None, "verified_zero_copy": False},  # planned
+        {**_case("m:n", 1000, 1000), "verified_zero_copy": True},  # within
+    ]
+    reasons = [bench.miss_reason(c) for c in cells]
+    assert reasons == ["floor", "checks", "again", "dispatch", "run", "unparted", None]
+    # A record of a run that did not time the wrappers falls to the later reasons
+    old = cell("o:p", 1200, 1500, 1600, 1000)
+    del old["parts"]["floor_ns"], old["parts"]["keyed_ns"]
+    assert bench.miss_reason(old) == "dispatch"
+
+    head = bench.headline(cells)
+    text = "\n".join(report.reason_lines(head, lambda r: r["pair"]))
+    assert "**The 6 cells above 1.05×, by what explains each**" in text
+    for key in ("floor", "checks", "again", "dispatch", "run", "unparted"):
+        assert f"1: {bench.MISS_REASONS[key]}" in text
+    assert "can reach at most 5 of 7 cells (71%)" in text
+    assert f"The hub's own ({bench.MISS_REASONS['dispatch']}): g:h." in text
+    assert f"The hub's own ({bench.MISS_REASONS['run']}): i:j." in text
+    head = bench.headline([old])
+    assert "did not time the wrappers" in "\n".join(report.reason_lines(head, str))
 
 
 def test_a_result_of_python_objects_counts_the_objects_it_made() -> None:

@@ -1823,6 +1823,8 @@ MISS_REASONS: dict[str, str] = {
     "checks": "a wrapper that checks the route key, as the hub does each call, is above it",
     "again": "timed again, the hub is within the ratio (the miss did not repeat)",
     "dispatch": "the kept run is within the ratio: the miss is the hub's dispatch",
+    "warns": "the kept run is slower, and warns of lossy columns on every call (the direct "
+    "calls change those values silently)",
     "run": "the kept run is slower than the direct call",
     "unparted": "no parts: planned on each call, or its kept run raised",
 }
@@ -1846,7 +1848,9 @@ def miss_reason(record: dict[str, Any]) -> str | None:
         return "checks"
     if parts["hub_ns"] <= limit:
         return "again"
-    return "dispatch" if parts["run_ns"] <= limit else "run"
+    if parts["run_ns"] <= limit:
+        return "dispatch"
+    return "warns" if record.get("plan_losses") else "run"
 
 
 def headline(records: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -309,7 +309,7 @@ def reason_lines(head: dict[str, Any], where: Any) -> list[str]:
             else " (This run did not time the wrappers.)"
         )
     ]
-    for key in ("dispatch", "run"):
+    for key in ("dispatch", "warns", "run"):
         cells = reasons.get(key, [])
         if cells:
             shown = ", ".join(where(r) for r in cells[:60])

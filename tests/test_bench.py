@@ -390,11 +390,12 @@ def test_each_miss_is_explained_by_the_first_reason_its_parts_show() -> None:
         cell("e:f", 1020, 1040, 1040, 1000),  # 1.04x when timed again
         cell("g:h", 1020, 1040, 1600, 1000),  # run 1.0x, the hub 1.6x: dispatch
         cell("i:j", 1020, 1040, 1600, 1300),  # run 1.3x
+        {**cell("q:r", 1020, 1040, 1600, 1300), "plan_losses": 2},  # run 1.3x, warning
         {**_case("k:l", 2000, 1000), "parts": None, "verified_zero_copy": False},  # planned
         {**_case("m:n", 1000, 1000), "verified_zero_copy": True},  # within
     ]
     reasons = [bench.miss_reason(c) for c in cells]
-    assert reasons == ["floor", "checks", "again", "dispatch", "run", "unparted", None]
+    assert reasons == ["floor", "checks", "again", "dispatch", "run", "warns", "unparted", None]
     # A record of a run that did not time the wrappers falls to the later reasons
     old = cell("o:p", 1200, 1500, 1600, 1000)
     del old["parts"]["floor_ns"], old["parts"]["keyed_ns"]
@@ -402,10 +403,10 @@ def test_each_miss_is_explained_by_the_first_reason_its_parts_show() -> None:
 
     head = bench.headline(cells)
     text = "\n".join(report.reason_lines(head, lambda r: r["pair"]))
-    assert "**The 6 cells above 1.05×, by what explains each**" in text
-    for key in ("floor", "checks", "again", "dispatch", "run", "unparted"):
+    assert "**The 7 cells above 1.05×, by what explains each**" in text
+    for key in bench.MISS_REASONS:
         assert f"1: {bench.MISS_REASONS[key]}" in text
-    assert "can reach at most 5 of 7 cells (71%)" in text
+    assert "can reach at most 6 of 8 cells (75%)" in text
     assert f"The hub's own ({bench.MISS_REASONS['dispatch']}): g:h." in text
     assert f"The hub's own ({bench.MISS_REASONS['run']}): i:j." in text
     head = bench.headline([old])

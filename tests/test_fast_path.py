@@ -2198,3 +2198,33 @@ def test_torch_keys_leave_out_rows_only_and_plan_lazy_bits_each_time() -> None:
         assert hub.convert(t, to="numpy").tolist() == plain.tolist()
     for t in (torch.zeros(0), torch.zeros(3, 0), torch.arange(10.0)[::2]):
         assert key(t) is None
+
+
+MATRICES = {
+    "C": lambda: np.arange(12.0).reshape(3, 4),
+    "C one row": lambda: np.arange(4.0).reshape(1, 4),
+    "C no rows": lambda: np.zeros((0, 4)),
+    "C one column": lambda: np.arange(3.0).reshape(3, 1),
+    "F": lambda: np.asfortranarray(np.arange(12.0).reshape(3, 4)),
+    "every other row": lambda: np.arange(24.0).reshape(6, 4)[::2],
+    "first column of C": lambda: np.arange(12.0).reshape(3, 4)[:, :1],
+    "reversed rows": lambda: np.arange(12.0).reshape(3, 4)[::-1],
+    "one row of F": lambda: np.asfortranarray(np.arange(12.0).reshape(3, 4))[:1],
+}
+
+
+@pytest.mark.parametrize("name", list(MATRICES))
+def test_a_matrix_to_arrow_shares_exactly_what_its_plan_says(name: str) -> None:
+    """ndarray_to_arrow reads whether a 2-D tensor's columns are contiguous once, from
+    its strides, where it read each column's flags: a column is shared only where the
+    plan says the conversion is zero-copy (F order, or a C-ordered single column), and
+    copied otherwise, a contiguous one too (one row), checked by address."""
+    matrix = MATRICES[name]()
+    plan = ih.plan(matrix, to="pyarrow")
+    table = ih.convert(matrix, to="pyarrow")
+    assert table.column_names == [f"column_{i}" for i in range(matrix.shape[1])]
+    for i, column in enumerate(table.columns):
+        assert column.to_numpy().tolist() == matrix[:, i].tolist()
+    shared = ih.default_hub().shared_bytes(table, matrix)
+    assert shared == (matrix.nbytes if plan.zero_copy else 0)
+    assert plan.zero_copy == (name in ("C one column", "F"))

@@ -309,6 +309,24 @@ def reason_lines(head: dict[str, Any], where: Any) -> list[str]:
             else " (This run did not time the wrappers.)"
         )
     ]
+    keyed = [
+        (r["parts"]["hub_ns"] - r["parts"]["keyed_ns"], r)
+        for cells in reasons.values()
+        for r in cells
+        if "keyed_ns" in (r.get("parts") or {})
+    ]
+    if keyed:
+        over = sorted(((d, r) for d, r in keyed if d > 1000), key=lambda x: -x[0])
+        shown = ", ".join(f"{where(r)} ({d / 1e3:.1f} µs)" for d, r in over[:30])
+        more = f", … {len(over) - 30} more" if len(over) > 30 else ""
+        median = sorted(d for d, _ in keyed)[len(keyed) // 2]
+        out.append(
+            "The hub's call over the keyed wrapper's, in the same timings (what the hub's "
+            "dispatch and its run add to a call that checks the route key): median "
+            f"{median / 1e3:.2f} µs; above 1 µs in {len(over)} of {len(keyed)} cells"
+            + (f": {shown}{more}" if over else "")
+            + "."
+        )
     for key in ("dispatch", "warns", "run"):
         cells = reasons.get(key, [])
         if cells:

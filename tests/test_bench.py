@@ -409,6 +409,8 @@ def test_each_miss_is_explained_by_the_first_reason_its_parts_show() -> None:
     assert "can reach at most 6 of 8 cells (75%)" in text
     assert f"The hub's own ({bench.MISS_REASONS['dispatch']}): g:h." in text
     assert f"The hub's own ({bench.MISS_REASONS['run']}): i:j." in text
+    # hub - keyed: 100 ns (a:b), 300, 0, 560, 560, 560 ns: none above 1 us
+    assert "median 0.56 µs; above 1 µs in 0 of 6 cells." in text
     head = bench.headline([old])
     assert "did not time the wrappers" in "\n".join(report.reason_lines(head, str))
 

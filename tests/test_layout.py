@@ -26,7 +26,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("_c.arrow_device", "_c.dlpack"),
     ("adapter",),
     ("arrowkit", "hookspecs"),
-    ("_bridge.tensors", "_bridge.devices", "_bridge.cow"),
+    ("_bridge.tensors", "_bridge.devices", "_bridge.cow", "_bridge.polars_native"),
     ("_bridge.edges", "_bridge.protocol_source"),
     ("adapters.*", "_engine.plans", "_engine.registry"),
     ("_engine.cache",),

@@ -1,0 +1,172 @@
+"""polars' own constructors, called the way its Python ends them, for the hub's bound runs.
+
+``pl.DataFrame(table)``, ``pl.Series(name, array)`` and ``pl.from_numpy(array)`` each end
+in one native call (``PyDataFrame.from_arrow_record_batches``, ``PySeries.from_arrow``,
+``PySeries.new_f64`` and its kin). What comes before it in Python (argument checks,
+schema unpacking, a rechunk of what is one chunk already, numpy's requirements) costs
+more than the call itself for small data: a 4-column float table of 1,000 rows imports
+in 10.8 us, not 17.8; one float64 array of 1,000 in 0.6 us, not 4-7. A bound run has
+checked those facts already (its plan, and the route key that finds it again), so it
+makes the native call alone, for exactly the inputs where polars' Python would make that
+same call with the same arguments, and hands everything else to polars' public calls.
+
+Each maker is checked once, on small data, against what the public call makes (values,
+dtypes, names; for numpy, that memory is shared): a polars whose private calls differ or
+are missing gets the public calls back, unchanged.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from interchange_hub import arrowkit
+from interchange_hub._c.ndarray import ndarray_address
+from interchange_hub._core.deps import require
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+# numpy's flags.num bits that polars' numpy import requires before its native call
+# (np.require(values, ["A", "C"])), and which it otherwise copies to get: C-contiguous
+# (1) and aligned (0x100). (The byte order, which it also requires native, is the
+# dtype's: numpy's flags.num leaves NOTSWAPPED out.)
+_NATIVE_ARRAY = 0x1 | 0x100
+
+# The numpy dtypes whose arrays polars shares through a native constructor of its own
+# (PySeries.new_<code>), and the third argument polars passes it: nan_to_null (False)
+# for floats, strict (True) for integers.
+_NUMPY_CONSTRUCTORS = {
+    "int8": ("new_i8", True),
+    "int16": ("new_i16", True),
+    "int32": ("new_i32", True),
+    "int64": ("new_i64", True),
+    "uint8": ("new_u8", True),
+    "uint16": ("new_u16", True),
+    "uint32": ("new_u32", True),
+    "uint64": ("new_u64", True),
+    "float32": ("new_f32", False),
+    "float64": ("new_f64", False),
+}
+
+
+def _pl() -> Any:
+    return require("polars", "to make polars objects")
+
+
+@lru_cache(maxsize=1)
+def arrow_makers() -> tuple[Callable[[Any], Any], Callable[[str, Any], Any]]:
+    """(frame, series): ``pl.DataFrame(table)`` and ``pl.Series(name, array)``, made by
+    the native call polars' Python ends in where the table is a pyarrow Table of one
+    record batch (and at least one column) and the array a non-empty pyarrow Array (an
+    empty dictionary array is polars' special case); anything else goes to
+    ``pl.DataFrame`` / ``pl.Series``."""
+    pl, pa = _pl(), arrowkit.pa_module()
+    make_frame, make_series = pl.DataFrame, pl.Series
+    table_cls, array_cls = pa.Table, pa.Array
+    try:
+        wrap_frame, wrap_series = pl.DataFrame._from_pydf, pl.Series._from_pyseries
+        from_batches = type(pl.DataFrame()._df).from_arrow_record_batches
+        from_array = type(pl.Series()._s).from_arrow
+        probe = pa.table({"a": pa.array([1, None], pa.int64()), "b": ["x", "yz"]})
+        made, public = wrap_frame(from_batches(probe.to_batches(), probe.schema)), make_frame(probe)
+        strings = probe.column(1).chunk(0)
+        column, public_column = wrap_series(from_array("b", strings)), make_series("b", strings)
+        same = made.equals(public) and made.schema == public.schema
+        same = same and column.equals(public_column) and column.name == public_column.name
+        same = same and column.dtype == public_column.dtype
+    except Exception:  # noqa: BLE001 - another polars: its public calls
+        same = False
+    if not same:
+        return make_frame, make_series
+
+    def frame(value: Any) -> Any:
+        if type(value) is table_cls and value.num_columns:
+            batches = value.to_batches()
+            if len(batches) == 1:  # (pl.DataFrame would rechunk more: its own call then)
+                return wrap_frame(from_batches(batches, value.schema))
+        return make_frame(value)
+
+    def series(name: str, array: Any) -> Any:
+        if isinstance(array, array_cls) and len(array):
+            return wrap_series(from_array(name, array))
+        return make_series(name, array)
+
+    return frame, series
+
+
+@lru_cache(maxsize=16)
+def numpy_series(dtype: str) -> Callable[[str, Any], Any]:
+    """``pl.Series(name, array)`` of a 1-D numpy array of ``dtype`` (a numpy dtype's
+    name), by the native constructor polars' numpy import ends in, where the array is a
+    plain ndarray of numpy's own ``np.dtype(dtype)`` (native byte order), C-contiguous
+    and aligned, as polars requires (it would copy to get them); anything else, and a
+    dtype without such a constructor, goes to ``pl.Series``."""
+    pl = _pl()
+    public = pl.Series
+    found = _NUMPY_CONSTRUCTORS.get(dtype)
+    if found is None:
+        return public  # type: ignore[no-any-return]
+    name, third = found
+    try:
+        np = require("numpy")
+        wrap = pl.Series._from_pyseries
+        native = getattr(type(pl.Series()._s), name)
+        ndarray, plain = np.ndarray, np.dtype(dtype)  # (numpy's own, native byte order)
+        probe = np.arange(3).astype(dtype)
+        made, made_public = wrap(native("p", probe, third)), public("p", probe)
+        same = made.equals(made_public) and made.name == made_public.name
+        same = same and made.dtype == made_public.dtype
+        same = same and _shares(made, probe)
+    except Exception:  # noqa: BLE001 - another polars: its public call
+        same = False
+    if not same:
+        return public  # type: ignore[no-any-return]
+
+    def series(label: str, array: Any) -> Any:
+        if (
+            type(array) is ndarray
+            and array.dtype is plain  # (an equal dtype of its own, or swapped: polars)
+            and array.flags.num & _NATIVE_ARRAY == _NATIVE_ARRAY
+        ):
+            return wrap(native(label, array, third))
+        return public(label, array)
+
+    return series
+
+
+def numpy_frame(dtype: str, width: int) -> Callable[[Any], Any]:
+    """``pl.from_numpy(array, orient="row")`` of a Fortran-ordered 2-D numpy array of
+    ``dtype`` and ``width`` columns (named ``column_0``, ``column_1``, ...): its columns
+    each made by :func:`numpy_series` (each is C-contiguous: polars shares it) into one
+    frame, as ``from_numpy`` makes it; other arrays go to ``pl.from_numpy``."""
+    pl = _pl()
+    from_numpy = pl.from_numpy
+    series = numpy_series(dtype)
+    if series is pl.Series:
+        return lambda value: from_numpy(value, orient="row")
+    names = [f"column_{i}" for i in range(width)]
+    try:
+        make, wrap = type(pl.DataFrame()._df), pl.DataFrame._from_pydf
+        probe = require("numpy").arange(6).astype(dtype).reshape(3, 2, order="F")
+        made = wrap(
+            make([series(n, probe[:, i])._s for i, n in enumerate(["column_0", "column_1"])])
+        )
+        public = from_numpy(probe, orient="row")
+        same = made.equals(public) and made.schema == public.schema
+    except Exception:  # noqa: BLE001 - another polars: its public call
+        same = False
+    if not same:
+        return lambda value: from_numpy(value, orient="row")
+
+    def frame(value: Any) -> Any:
+        if value.ndim != 2 or value.shape[1] != width or not value.flags.num & 0x2:
+            return from_numpy(value, orient="row")
+        return wrap(make([series(n, value[:, i])._s for i, n in enumerate(names)]))
+
+    return frame
+
+
+def _shares(series: Any, array: Any) -> bool:
+    """Whether ``series`` (of numbers, no nulls) holds ``array``'s memory."""
+    return bool(ndarray_address(series.to_numpy()) == ndarray_address(array))

@@ -1,0 +1,201 @@
+"""polars' native constructors (``_bridge.polars_native``): the frame, series and numpy
+imports the bound runs make without polars' Python in front, held to what polars' public
+calls make of the same input (values, dtypes, names, chunks), to the memory they share
+(by address), and handing every other input to the public calls."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import nanoarrow as na
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pytest
+
+import interchange_hub as ih
+from interchange_hub._bridge import polars_native
+from tests.helpers import shared_memory
+
+
+@pytest.fixture
+def fresh_makers() -> Iterator[None]:
+    """The makers found again (each is found once per process, then kept)."""
+    polars_native.arrow_makers.cache_clear()
+    polars_native.numpy_series.cache_clear()
+    yield
+    polars_native.arrow_makers.cache_clear()
+    polars_native.numpy_series.cache_clear()
+
+
+def _same_frame(made: pl.DataFrame, public: pl.DataFrame) -> None:
+    assert type(made) is pl.DataFrame
+    assert made.equals(public)
+    assert made.schema == public.schema
+    assert [s.n_chunks() for s in made.get_columns()] == [
+        s.n_chunks() for s in public.get_columns()
+    ]
+
+
+def _same_series(made: pl.Series, public: pl.Series) -> None:
+    assert type(made) is pl.Series
+    assert made.equals(public)
+    assert (made.name, made.dtype, made.n_chunks()) == (
+        public.name,
+        public.dtype,
+        public.n_chunks(),
+    )
+
+
+def test_the_native_calls_are_found_on_this_polars() -> None:
+    frame, series = polars_native.arrow_makers()
+    assert frame is not pl.DataFrame and series is not pl.Series
+    assert polars_native.numpy_series("float64") is not pl.Series
+
+
+TABLES = {
+    "numbers": lambda: pa.table({"a": [1, 2, None], "b": [0.5, None, 2.5]}),
+    "strings": lambda: pa.table(
+        {"s": ["x", None, "zzz"], "v": pa.array(["a", "b", "c"], pa.string_view())}
+    ),
+    "nested": lambda: pa.table({"l": [[1], None, [2, 3]], "t": [{"k": 1}, None, {"k": 3}]}),
+    "metadata": lambda: pa.table({"a": [1, 2, 3]}).replace_schema_metadata({"m": "1"}),
+    "no rows": lambda: pa.table({"a": pa.array([], pa.int64()), "s": pa.array([], pa.string())}),
+    "several batches": lambda: pa.Table.from_batches(
+        [pa.record_batch({"a": [1, 2]}), pa.record_batch({"a": [3]})]
+    ),
+    "no columns": lambda: pa.table({"a": [1, 2]}).drop_columns(["a"]),
+    "a record batch": lambda: pa.record_batch({"a": [1, 2, 3]}),
+    "a nanoarrow array": lambda: na.Array(pa.record_batch({"a": [1, 2, 3]})),
+}
+
+
+@pytest.mark.parametrize("case", TABLES)
+def test_a_frame_is_the_one_pl_dataframe_makes(case: str) -> None:
+    frame, _ = polars_native.arrow_makers()
+    data = TABLES[case]()
+    _same_frame(frame(data), pl.DataFrame(data))
+
+
+def test_a_frame_shares_the_tables_buffers() -> None:
+    frame, _ = polars_native.arrow_makers()
+    table = pa.table({"a": np.arange(1000.0), "b": np.arange(1000)})
+    made = frame(table)
+    inside, total = shared_memory(ih.default_hub(), made, table)
+    assert total > 0 and inside == total
+    assert made["a"].to_numpy().ctypes.data == table.column(0).chunk(0).buffers()[1].address
+
+
+ARRAYS = {
+    "numbers": lambda: pa.array([1, None, 3]),
+    "strings": lambda: pa.array(["x", None, "yy"]),
+    "a dictionary": lambda: pa.array(["a", "b", "a"]).dictionary_encode(),
+    "an empty dictionary": lambda: pa.array([], pa.string()).dictionary_encode(),
+    "an empty array": lambda: pa.array([], pa.float64()),
+    "nested": lambda: pa.array([[1, 2], None, []]),
+    "a chunked array": lambda: pa.chunked_array([[1, 2], [3]]),
+}
+
+
+@pytest.mark.parametrize("case", ARRAYS)
+def test_a_series_is_the_one_pl_series_makes(case: str) -> None:
+    _, series = polars_native.arrow_makers()
+    data = ARRAYS[case]()
+    _same_series(series("name", data), pl.Series("name", data))
+
+
+NUMPY_DTYPES = sorted(polars_native._NUMPY_CONSTRUCTORS)
+
+
+@pytest.mark.parametrize("dtype", NUMPY_DTYPES)
+def test_a_numpy_series_shares_the_array_as_pl_series_does(dtype: str) -> None:
+    array = np.arange(10).astype(dtype)
+    series = polars_native.numpy_series(dtype)
+    assert series is not pl.Series
+    made = series("x", array)
+    _same_series(made, pl.Series("x", array))
+    assert made.to_numpy().ctypes.data == array.ctypes.data
+
+
+def _misaligned() -> np.ndarray:
+    raw = np.zeros(8 * 10 + 1, np.uint8)
+    out = raw[1:].view(np.float64)
+    assert not out.flags.aligned
+    return out
+
+
+ODD_ARRAYS = {
+    "byte-swapped": lambda: np.arange(5.0).astype(">f8"),
+    "misaligned": _misaligned,
+    "strided": lambda: np.arange(10.0)[::2],
+    "masked": lambda: np.ma.masked_array(np.arange(4.0), mask=[False, True, False, False]),
+    "read-only": lambda: np.require(np.arange(4.0), requirements="C").view(),
+    "a NaN": lambda: np.array([1.0, np.nan]),
+    "another dtype": lambda: np.arange(4, dtype=np.int32),
+}
+
+
+@pytest.mark.parametrize("case", ODD_ARRAYS)
+def test_every_other_numpy_array_is_pl_series_own(case: str) -> None:
+    array = ODD_ARRAYS[case]()
+    if case == "read-only":
+        array.flags.writeable = False
+    made = polars_native.numpy_series("float64")("x", array)
+    _same_series(made, pl.Series("x", array))
+
+
+def test_a_dtype_without_a_native_constructor_is_pl_series() -> None:
+    assert polars_native.numpy_series("bool") is pl.Series
+    assert polars_native.numpy_series("float16") is pl.Series
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int32", "uint8"])
+@pytest.mark.parametrize("width", [1, 3])
+def test_a_numpy_frame_is_the_one_from_numpy_makes(dtype: str, width: int) -> None:
+    array = np.asfortranarray(np.arange(7 * width).astype(dtype).reshape(7, width))
+    made = polars_native.numpy_frame(dtype, width)(array)
+    _same_frame(made, pl.from_numpy(array, orient="row"))
+    for i, column in enumerate(made.get_columns()):
+        assert column.to_numpy().ctypes.data == array[:, i].ctypes.data
+
+
+def test_a_numpy_frame_of_another_array_is_from_numpy_own() -> None:
+    make = polars_native.numpy_frame("float64", 3)
+    row_major = np.arange(12.0).reshape(4, 3)
+    _same_frame(make(row_major), pl.from_numpy(row_major, orient="row"))
+    narrower = np.asfortranarray(np.arange(8.0).reshape(4, 2))
+    _same_frame(make(narrower), pl.from_numpy(narrower, orient="row"))
+
+
+def test_a_polars_without_the_native_calls_gets_the_public_ones(
+    monkeypatch: pytest.MonkeyPatch, fresh_makers: None
+) -> None:
+    monkeypatch.delattr(pl.DataFrame, "_from_pydf")
+    monkeypatch.delattr(pl.Series, "_from_pyseries")
+    assert polars_native.arrow_makers() == (pl.DataFrame, pl.Series)
+    assert polars_native.numpy_series("float64") is pl.Series
+    make = polars_native.numpy_frame("float64", 2)
+    monkeypatch.undo()  # (polars' own calls need them back)
+    array = np.asfortranarray(np.arange(6.0).reshape(3, 2))
+    _same_frame(make(array), pl.from_numpy(array, orient="row"))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: pa.table({"a": np.arange(100.0), "b": np.arange(100)}),
+        lambda: pa.chunked_array([np.arange(100.0)]),
+        lambda: np.arange(100.0),
+        lambda: np.asfortranarray(np.arange(300.0).reshape(100, 3)),
+    ],
+    ids=["table", "column", "numpy 1-D", "numpy 2-D"],
+)
+def test_the_hub_shares_through_the_native_calls_on_every_call(make: object) -> None:
+    hub = ih.Hub()
+    source = make()  # type: ignore[operator]
+    plan = hub.plan(source, to="polars")
+    assert plan.zero_copy
+    for _ in range(3):  # planned, then the kept route
+        out = hub.convert(source, to="polars")
+        inside, total = shared_memory(hub, out, source)
+        assert total > 0 and inside == total

@@ -5,7 +5,7 @@ calls make of the same input (values, dtypes, names, chunks), to the memory they
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import nanoarrow as na
 import numpy as np
@@ -48,8 +48,9 @@ def _same_series(made: pl.Series, public: pl.Series) -> None:
 
 
 def test_the_native_calls_are_found_on_this_polars() -> None:
-    frame, series = polars_native.arrow_makers()
+    frame, series, capsule_series = polars_native.arrow_makers()
     assert frame is not pl.DataFrame and series is not pl.Series
+    assert capsule_series is not pl.Series
     assert polars_native.numpy_series("float64") is not pl.Series
 
 
@@ -72,18 +73,105 @@ TABLES = {
 
 @pytest.mark.parametrize("case", TABLES)
 def test_a_frame_is_the_one_pl_dataframe_makes(case: str) -> None:
-    frame, _ = polars_native.arrow_makers()
+    frame, _, _ = polars_native.arrow_makers()
     data = TABLES[case]()
     _same_frame(frame(data), pl.DataFrame(data))
 
 
 def test_a_frame_shares_the_tables_buffers() -> None:
-    frame, _ = polars_native.arrow_makers()
+    frame, _, _ = polars_native.arrow_makers()
     table = pa.table({"a": np.arange(1000.0), "b": np.arange(1000)})
     made = frame(table)
     inside, total = shared_memory(ih.default_hub(), made, table)
     assert total > 0 and inside == total
     assert made["a"].to_numpy().ctypes.data == table.column(0).chunk(0).buffers()[1].address
+
+
+class _Producer:
+    """Another library's Arrow producer: capsules only (a pyarrow object inside)."""
+
+    def __init__(self, data: object) -> None:
+        self._data = data
+
+    def __len__(self) -> int:
+        return len(self._data)  # type: ignore[arg-type]
+
+    def __arrow_c_array__(self, requested_schema: object = None) -> object:
+        return self._data.__arrow_c_array__(requested_schema)  # type: ignore[attr-defined]
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        return self._data.__arrow_c_stream__(requested_schema)  # type: ignore[attr-defined]
+
+
+class _StreamProducer:
+    """A producer of a stream alone."""
+
+    def __init__(self, data: object) -> None:
+        self._data = data
+
+    def __len__(self) -> int:
+        return len(self._data)  # type: ignore[arg-type]
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        return self._data.__arrow_c_stream__(requested_schema)  # type: ignore[attr-defined]
+
+
+PRODUCERS = {
+    "nanoarrow table": lambda: na.Array(
+        pa.record_batch({"a": [1, None, 3], "s": ["x", "y", None]})
+    ),
+    "nanoarrow stream": lambda: na.ArrayStream(pa.table({"a": [1, 2]})),
+    "nanoarrow column": lambda: na.Array(pa.array([1.5, None, 3.0])),
+    "a capsule producer": lambda: _Producer(pa.record_batch({"a": [1, 2], "b": [[1], None]})),
+    "a stream producer": lambda: _StreamProducer(pa.table({"a": [1, 2]})),
+}
+
+
+def _outcome(make: Callable[[], object]) -> object:
+    """What ``make()`` gives, or the type and message of what it raises."""
+    try:
+        return make()
+    except Exception as exc:  # noqa: BLE001 - compared below
+        return (type(exc), str(exc))
+
+
+@pytest.mark.parametrize("case", PRODUCERS)
+def test_another_producer_is_read_as_pl_dataframe_and_pl_series_read_it(case: str) -> None:
+    frame, _, capsule_series = polars_native.arrow_makers()
+    make = PRODUCERS[case]  # (a fresh producer each time: a stream is read once)
+    made, public = _outcome(lambda: frame(make())), _outcome(lambda: pl.DataFrame(make()))
+    if isinstance(public, tuple):  # (one column is no table: polars refuses it, as here)
+        assert made == public
+    else:
+        _same_frame(made, public)  # type: ignore[arg-type]
+    _same_series(capsule_series(make()), pl.Series(make()))
+
+
+def test_a_producer_is_read_by_its_capsule_only_where_polars_does() -> None:
+    assert polars_native._read_as_capsule(type(na.Array(pa.array([1]))))
+    assert polars_native._read_as_capsule(_Producer)
+    assert polars_native._read_as_capsule(_StreamProducer)
+    for cls in (pl.DataFrame, pl.Series, pa.RecordBatch, pa.Table, dict, list, tuple, np.ndarray):
+        assert not polars_native._read_as_capsule(cls), cls
+
+    class Rows:  # an iterable of rows with an array capsule but no stream, no length
+        def __iter__(self) -> Iterator[object]:
+            return iter(())
+
+        def __arrow_c_array__(self, requested_schema: object = None) -> object:
+            raise AssertionError("polars reads it row by row")
+
+    assert not polars_native._read_as_capsule(Rows)
+
+
+def test_a_nanoarrow_source_is_shared_through_the_capsule_on_every_call() -> None:
+    hub = ih.Hub()
+    source = na.Array(pa.record_batch({"a": np.arange(100.0), "b": np.arange(100)}))
+    assert hub.plan(source, to="polars").zero_copy
+    for _ in range(3):  # planned, then the kept route
+        out = hub.convert(source, to="polars")
+        inside, total = shared_memory(hub, out, source)
+        assert total > 0 and inside == total
 
 
 ARRAYS = {
@@ -99,7 +187,7 @@ ARRAYS = {
 
 @pytest.mark.parametrize("case", ARRAYS)
 def test_a_series_is_the_one_pl_series_makes(case: str) -> None:
-    _, series = polars_native.arrow_makers()
+    _, series, _ = polars_native.arrow_makers()
     data = ARRAYS[case]()
     _same_series(series("name", data), pl.Series("name", data))
 
@@ -172,7 +260,7 @@ def test_a_polars_without_the_native_calls_gets_the_public_ones(
 ) -> None:
     monkeypatch.delattr(pl.DataFrame, "_from_pydf")
     monkeypatch.delattr(pl.Series, "_from_pyseries")
-    assert polars_native.arrow_makers() == (pl.DataFrame, pl.Series)
+    assert polars_native.arrow_makers() == (pl.DataFrame, pl.Series, pl.Series)
     assert polars_native.numpy_series("float64") is pl.Series
     make = polars_native.numpy_frame("float64", 2)
     monkeypatch.undo()  # (polars' own calls need them back)

@@ -17,6 +17,7 @@ are missing gets the public calls back, unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -55,36 +56,70 @@ def _pl() -> Any:
 
 
 @lru_cache(maxsize=1)
-def arrow_makers() -> tuple[Callable[[Any], Any], Callable[[str, Any], Any]]:
-    """(frame, series): ``pl.DataFrame(table)`` and ``pl.Series(name, array)``, made by
-    the native call polars' Python ends in where the table is a pyarrow Table of one
-    record batch (and at least one column) and the array a non-empty pyarrow Array (an
-    empty dictionary array is polars' special case); anything else goes to
-    ``pl.DataFrame`` / ``pl.Series``."""
+def arrow_makers() -> tuple[Callable[[Any], Any], Callable[[str, Any], Any], Callable[[Any], Any]]:
+    """(frame, series, capsule_series): ``pl.DataFrame(value)``, ``pl.Series(name,
+    array)`` and ``pl.Series(value)``, each made by the native calls polars' Python ends
+    in for
+
+    - a pyarrow Table of one record batch and at least one column
+      (``from_arrow_record_batches``), or another library's Arrow producer (see
+      :func:`_read_as_capsule`: ``from_arrow_c_array`` or ``from_arrow_c_stream``, its
+      struct unnested into columns, as ``pl.DataFrame`` reads them);
+    - a non-empty pyarrow Array (``from_arrow``; an empty dictionary array is polars'
+      special case);
+    - another library's Arrow producer, as one Series (``from_arrow_c_array`` or
+      ``from_arrow_c_stream``);
+
+    anything else goes to ``pl.DataFrame`` / ``pl.Series``."""
     pl, pa = _pl(), arrowkit.pa_module()
     make_frame, make_series = pl.DataFrame, pl.Series
     table_cls, array_cls = pa.Table, pa.Array
+    public = (make_frame, make_series, make_series)
     try:
         wrap_frame, wrap_series = pl.DataFrame._from_pydf, pl.Series._from_pyseries
         from_batches = type(pl.DataFrame()._df).from_arrow_record_batches
-        from_array = type(pl.Series()._s).from_arrow
+        native_series = type(pl.Series()._s)
+        from_array = native_series.from_arrow
+        from_c_array, from_c_stream = (
+            native_series.from_arrow_c_array,
+            native_series.from_arrow_c_stream,
+        )
         probe = pa.table({"a": pa.array([1, None], pa.int64()), "b": ["x", "yz"]})
-        made, public = wrap_frame(from_batches(probe.to_batches(), probe.schema)), make_frame(probe)
+        made, public_made = (
+            wrap_frame(from_batches(probe.to_batches(), probe.schema)),
+            make_frame(probe),
+        )
         strings = probe.column(1).chunk(0)
         column, public_column = wrap_series(from_array("b", strings)), make_series("b", strings)
-        same = made.equals(public) and made.schema == public.schema
-        same = same and column.equals(public_column) and column.name == public_column.name
-        same = same and column.dtype == public_column.dtype
+        same = _same(made, public_made) and _same(column, public_column)
+        # (a RecordBatch stands in for another library's producer: pl.DataFrame reads its
+        # capsule, as it reads theirs)
+        batch = probe.to_batches()[0]
+        by_capsule = wrap_frame(from_c_array(batch).struct_unnest())
+        same = same and _same(by_capsule, make_frame(batch))
+        same = same and _same(wrap_series(from_c_array(strings)), make_series(strings))
     except Exception:  # noqa: BLE001 - another polars: its public calls
         same = False
     if not same:
-        return make_frame, make_series
+        return public
+
+    capsule_types: dict[type, bool] = {}
 
     def frame(value: Any) -> Any:
-        if type(value) is table_cls and value.num_columns:
-            batches = value.to_batches()
-            if len(batches) == 1:  # (pl.DataFrame would rechunk more: its own call then)
-                return wrap_frame(from_batches(batches, value.schema))
+        cls = type(value)
+        if cls is table_cls:
+            if value.num_columns:
+                batches = value.to_batches()
+                if len(batches) == 1:  # (pl.DataFrame would rechunk more: its own call)
+                    return wrap_frame(from_batches(batches, value.schema))
+            return make_frame(value)
+        how = capsule_types.get(cls)
+        if how is None:
+            how = capsule_types[cls] = _read_as_capsule(cls)
+        if how:
+            if hasattr(cls, "__arrow_c_array__"):  # (polars' own order)
+                return wrap_frame(from_c_array(value).struct_unnest())
+            return wrap_frame(from_c_stream(value).struct_unnest())
         return make_frame(value)
 
     def series(name: str, array: Any) -> Any:
@@ -92,7 +127,47 @@ def arrow_makers() -> tuple[Callable[[Any], Any], Callable[[str, Any], Any]]:
             return wrap_series(from_array(name, array))
         return make_series(name, array)
 
-    return frame, series
+    def capsule_series(value: Any) -> Any:
+        cls = type(value)
+        how = capsule_types.get(cls)
+        if how is None:
+            how = capsule_types[cls] = _read_as_capsule(cls)
+        if how:
+            if hasattr(cls, "__arrow_c_array__"):
+                return wrap_series(from_c_array(value))
+            return wrap_series(from_c_stream(value))
+        return make_series(value)
+
+    return frame, series, capsule_series
+
+
+# The libraries whose objects polars' constructors take by a branch of their own, before
+# the Arrow capsules (and the standard library's mappings and sequences, below).
+_OWN_BRANCHES = frozenset(("polars", "pandas", "numpy", "torch", "pyarrow", "builtins"))
+
+
+def _read_as_capsule(cls: type) -> bool:
+    """Whether ``pl.DataFrame``/``pl.Series`` read an object of ``cls`` through its Arrow
+    capsule: it exports one (an array, or a stream; an unsized iterable without a stream
+    polars reads row by row), and it is no mapping, sequence or object of the libraries
+    polars reads by a branch of its own."""
+    if cls.__module__.partition(".")[0] in _OWN_BRANCHES:
+        return False
+    if issubclass(cls, (Mapping, Sequence)):
+        return False
+    stream = hasattr(cls, "__arrow_c_stream__")
+    if not stream and not hasattr(cls, "__len__") and hasattr(cls, "__iter__"):
+        return False  # (polars reads such an iterable row by row)
+    return stream or hasattr(cls, "__arrow_c_array__")
+
+
+def _same(made: Any, public: Any) -> bool:
+    """Whether two polars frames or series hold the same values, types and names."""
+    if made.equals(public) is not True:
+        return False
+    if hasattr(made, "schema"):
+        return bool(made.schema == public.schema)
+    return bool(made.name == public.name and made.dtype == public.dtype)
 
 
 @lru_cache(maxsize=16)

@@ -870,7 +870,7 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any] | None:
     # (over the same character buffer, which stays read-only Arrow memory) where polars'
     # own import copies the characters too, not where copy=True wants memory of its own.
     views = _cast_to_views(info) if _views_cast(ctx) else ()
-    native_frame, native_series = polars_native.arrow_makers()
+    native_frame, native_series, capsule_series = polars_native.arrow_makers()
     if info.kind == Kind.TABLE and want == Kind.TABLE and all(c.chunks == 1 for c in info.columns):
         if views:
             return _viewed_frame(native_frame, views)
@@ -888,7 +888,7 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any] | None:
         return dataframe
     if info.kind == Kind.COLUMN and want == Kind.COLUMN:
         name = info.columns[0].name if info.columns else ""
-        read_column, make, native = arrowkit.read_column, pl.Series, native_series
+        read_column, native = arrowkit.read_column, native_series
         pa = arrowkit.pa_module()
         array, chunked = pa.Array, pa.ChunkedArray
         # One chunk of numbers or booleans from another producer (a nanoarrow Array): its
@@ -901,7 +901,7 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any] | None:
         def series(value: Any) -> Any:
             if capsule and not isinstance(value, (array, chunked)):
                 try:
-                    out = make(value)
+                    out = capsule_series(value)  # (pl.Series(value)'s own end)
                 except Exception:  # noqa: BLE001, S110 - the pyarrow way below says what fails
                     pass
                 else:  # (polars names it from the capsule's schema, or not at all)

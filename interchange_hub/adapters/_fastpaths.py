@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from interchange_hub._bridge import polars_native, tensors
+from interchange_hub._bridge import pandas_native, polars_native, tensors
 from interchange_hub._bridge.cow import share_on_write
 from interchange_hub._c.ndarray import ndarray_address
 from interchange_hub._core.deps import installed, require
@@ -550,8 +550,8 @@ def _numpy_to_pandas_bind(ctx: Context) -> Callable[[Any], Any]:
     (pandas takes an Index as it is; a list of names costs it about 30 us per call)."""
     pd = require("pandas")
     if len(ctx.info.shape) == 1:
-        series = pd.Series
-        return lambda value: share_on_write(series(value, copy=False))
+        series = pandas_native.numpy_series(ctx.info.columns[0].dtype)  # pd.Series' own end
+        return lambda value: share_on_write(series(value))
     names = pd.Index([f"column_{i}" for i in range(ctx.info.shape[1])])
     frame = pd.DataFrame
     return lambda value: share_on_write(frame(value, columns=names, copy=False))

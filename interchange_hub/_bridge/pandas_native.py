@@ -1,0 +1,95 @@
+"""pandas' own construction of a Series, called the way ``pd.Series`` ends it, for the
+hub's bound runs.
+
+``pd.Series(array, copy=False)`` of a plain 1-D numpy array of numbers spends most of its
+9-10 us on Python that decides what to do with its arguments (a dict? an Index? a
+manager? which dtype?); for such an array it then makes a default index, leaves the array
+as it is (``sanitize_array``), wraps it in a block manager (``SingleBlockManager.from_array``)
+and the manager in a Series. A bound run has checked the array already (its plan, and the
+route key that finds it again), so it makes those last calls alone: 4-5 us, the index
+included (a RangeIndex of its own for each result: an index's name can be set in place,
+so results share none).
+
+The maker is checked once, on a small array of each dtype, against what ``pd.Series``
+makes (values, dtype, index, name, shared memory): a pandas whose internals differ or are
+missing gets ``pd.Series`` back, unchanged.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from interchange_hub._c.ndarray import ndarray_address
+from interchange_hub._core.deps import require
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+# The numpy dtypes pd.Series keeps as they are (numbers and booleans, native byte order).
+_KEPT_DTYPES = frozenset(
+    (
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float32",
+        "float64",
+    )
+)
+
+
+@lru_cache(maxsize=16)
+def numpy_series(dtype: str) -> Callable[[Any], Any]:
+    """``pd.Series(array, copy=False)`` of a 1-D numpy array of ``dtype`` (a numpy dtype's
+    name), made by the calls ``pd.Series`` ends in, where the array is a plain ndarray of
+    numpy's own ``np.dtype(dtype)``; anything else, and any other dtype, goes to
+    ``pd.Series`` itself."""
+    pd = require("pandas", "to make pandas objects")
+
+    def public(value: Any) -> Any:
+        return pd.Series(value, copy=False)
+
+    if dtype not in _KEPT_DTYPES:
+        return public
+    try:
+        np = require("numpy")
+        from pandas.core.internals import SingleBlockManager  # (pandas' own)
+
+        from_array, from_mgr, index = (
+            SingleBlockManager.from_array,
+            pd.Series._from_mgr,
+            pd.RangeIndex,
+        )
+        ndarray, plain = np.ndarray, np.dtype(dtype)
+        setattr_ = object.__setattr__
+
+        def native(value: Any) -> Any:
+            manager = from_array(value, index(len(value)))
+            series = from_mgr(manager, manager.axes)
+            setattr_(series, "_name", None)  # (as pandas' own _constructor_from_mgr)
+            return series
+
+        probe = np.arange(3).astype(dtype)
+        made, made_public = native(probe), public(probe)
+        same = type(made) is type(made_public) and made.equals(made_public)
+        same = same and made.dtype == made_public.dtype and made.name == made_public.name
+        same = same and type(made.index) is type(made_public.index)
+        same = same and made.index.equals(made_public.index)
+        same = same and ndarray_address(made.to_numpy()) == ndarray_address(probe)
+    except Exception:  # noqa: BLE001 - another pandas: its public call
+        same = False
+    if not same:
+        return public
+
+    def series(value: Any) -> Any:
+        if type(value) is ndarray and value.dtype is plain and value.ndim == 1:
+            return native(value)
+        return public(value)
+
+    return series

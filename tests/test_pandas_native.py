@@ -1,0 +1,106 @@
+"""pandas' own construction of a Series (``_bridge.pandas_native``): what the bound numpy
+-> pandas runs make without ``pd.Series``' Python in front, held to what ``pd.Series``
+makes of the same array (values, dtype, index, name), to the memory it shares (by
+address), to the hub's copy-on-write, and handing every other input to ``pd.Series``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import interchange_hub as ih
+from interchange_hub._bridge import pandas_native
+
+
+@pytest.fixture
+def fresh_makers() -> Iterator[None]:
+    pandas_native.numpy_series.cache_clear()
+    yield
+    pandas_native.numpy_series.cache_clear()
+
+
+def _same(made: pd.Series, public: pd.Series) -> None:
+    assert type(made) is pd.Series
+    pd.testing.assert_series_equal(made, public, check_index_type=True, check_exact=True)
+    assert made.name is public.name is None
+    assert type(made.index) is type(public.index)
+    assert made.flags.allows_duplicate_labels == public.flags.allows_duplicate_labels
+    assert made.attrs == public.attrs == {}
+
+
+@pytest.mark.parametrize("dtype", sorted(pandas_native._KEPT_DTYPES))
+def test_a_series_is_the_one_pd_series_makes_and_shares_the_array(dtype: str) -> None:
+    make = pandas_native.numpy_series(dtype)
+    array = (np.arange(10) % 2 if dtype == "bool" else np.arange(10)).astype(dtype)
+    made = make(array)
+    _same(made, pd.Series(array, copy=False))
+    assert made.to_numpy().ctypes.data == array.ctypes.data
+
+
+def test_each_result_has_an_index_of_its_own() -> None:
+    make = pandas_native.numpy_series("float64")
+    array = np.arange(5.0)
+    first, second = make(array), make(array)
+    assert first.index is not second.index
+    first.index.name = "renamed"
+    assert second.index.name is None
+
+
+ODD_ARRAYS: dict[str, Callable[[], object]] = {
+    "byte-swapped": lambda: np.arange(5.0).astype(">f8"),
+    "strided": lambda: np.arange(10.0)[::2],
+    "masked": lambda: np.ma.masked_array(np.arange(4.0), mask=[False, True, False, False]),
+    "2-D": lambda: np.arange(4.0).reshape(4, 1)[:, 0:1],
+    "another dtype": lambda: np.arange(4, dtype=np.int32),
+    "a list": lambda: [1.0, 2.0],
+}
+
+
+@pytest.mark.parametrize("case", ODD_ARRAYS)
+def test_every_other_input_is_pd_series_own(case: str) -> None:
+    data = ODD_ARRAYS[case]()
+    make = pandas_native.numpy_series("float64")
+    if case == "2-D":
+        with pytest.raises(ValueError, match="1-dimensional"):
+            pd.Series(data, copy=False)
+        with pytest.raises(ValueError, match="1-dimensional"):
+            make(data)
+        return
+    _same(make(data), pd.Series(data, copy=False))
+
+
+def test_a_dtype_pandas_changes_is_left_to_pd_series() -> None:
+    make = pandas_native.numpy_series("datetime64[s]")
+    array = np.array(["2024-01-01", "2024-06-01"], dtype="datetime64[s]")
+    _same(make(array), pd.Series(array, copy=False))
+    assert pandas_native.numpy_series("float16")(np.arange(2, dtype=np.float16)).dtype == np.float16
+
+
+def test_a_pandas_without_the_internals_gets_pd_series(
+    monkeypatch: pytest.MonkeyPatch, fresh_makers: None
+) -> None:
+    monkeypatch.setattr(pd.Series, "_from_mgr", None)  # (a pandas that lacks it)
+    make = pandas_native.numpy_series("float64")
+    monkeypatch.undo()  # (pandas' own calls need it back)
+    array = np.arange(3.0)
+    made = make(array)
+    _same(made, pd.Series(array, copy=False))
+    assert make.__name__ == "public"
+
+
+@pytest.mark.parametrize("writeable", [True, False], ids=["writeable", "read-only"])
+def test_the_hub_shares_the_array_and_a_write_to_the_result_leaves_it(writeable: bool) -> None:
+    hub = ih.Hub()
+    array = np.arange(100.0)
+    array.flags.writeable = writeable
+    assert hub.plan(array, to="pandas").zero_copy
+    for _ in range(3):  # planned, then the kept route
+        out = hub.convert(array, to="pandas")
+        assert isinstance(out, pd.Series)
+        assert out.to_numpy().ctypes.data == array.ctypes.data
+        out.iloc[0] = -1.0  # copy-on-write: the result's own copy of the column
+        assert out.iloc[0] == -1.0
+        assert array[0] == 0.0

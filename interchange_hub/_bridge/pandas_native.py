@@ -45,15 +45,15 @@ _KEPT_DTYPES = frozenset(
 
 
 @lru_cache(maxsize=16)
-def numpy_series(dtype: str) -> Callable[[Any], Any]:
-    """``pd.Series(array, copy=False)`` of a 1-D numpy array of ``dtype`` (a numpy dtype's
-    name), made by the calls ``pd.Series`` ends in, where the array is a plain ndarray of
-    numpy's own ``np.dtype(dtype)``; anything else, and any other dtype, goes to
-    ``pd.Series`` itself."""
+def numpy_series(dtype: str) -> Callable[..., Any]:
+    """``pd.Series(array, name=name, copy=False)`` of a 1-D numpy array of ``dtype`` (a
+    numpy dtype's name), made by the calls ``pd.Series`` ends in, where the array is a
+    plain ndarray of numpy's own ``np.dtype(dtype)``; anything else, and any other dtype,
+    goes to ``pd.Series`` itself. ``name``: a string or None."""
     pd = require("pandas", "to make pandas objects")
 
-    def public(value: Any) -> Any:
-        return pd.Series(value, copy=False)
+    def public(value: Any, name: str | None = None) -> Any:
+        return pd.Series(value, name=name, copy=False)
 
     if dtype not in _KEPT_DTYPES:
         return public
@@ -69,14 +69,14 @@ def numpy_series(dtype: str) -> Callable[[Any], Any]:
         ndarray, plain = np.ndarray, np.dtype(dtype)
         setattr_ = object.__setattr__
 
-        def native(value: Any) -> Any:
+        def native(value: Any, name: str | None = None) -> Any:
             manager = from_array(value, index(len(value)))
             series = from_mgr(manager, manager.axes)
-            setattr_(series, "_name", None)  # (as pandas' own _constructor_from_mgr)
+            setattr_(series, "_name", name)  # (as pandas' own _constructor_from_mgr)
             return series
 
         probe = np.arange(3).astype(dtype)
-        made, made_public = native(probe), public(probe)
+        made, made_public = native(probe, "p"), public(probe, "p")
         same = type(made) is type(made_public) and made.equals(made_public)
         same = same and made.dtype == made_public.dtype and made.name == made_public.name
         same = same and type(made.index) is type(made_public.index)
@@ -87,9 +87,9 @@ def numpy_series(dtype: str) -> Callable[[Any], Any]:
     if not same:
         return public
 
-    def series(value: Any) -> Any:
+    def series(value: Any, name: str | None = None) -> Any:
         if type(value) is ndarray and value.dtype is plain and value.ndim == 1:
-            return native(value)
-        return public(value)
+            return native(value, name)
+        return public(value, name)
 
     return series

@@ -93,3 +93,69 @@ def numpy_series(dtype: str) -> Callable[..., Any]:
         return public(value, name)
 
     return series
+
+
+def numpy_frame(dtype: str, columns: Any) -> Callable[[Any], Any]:
+    """``pd.DataFrame(array, columns=columns, copy=False)`` of a 2-D numpy array of
+    ``dtype`` and ``len(columns)`` columns (``columns``: a pandas Index), made by the
+    calls ``pd.DataFrame`` ends in for it: one block of the array's transpose (a view),
+    a block manager over ``columns`` and a RangeIndex of its own, wrapped by
+    ``DataFrame._from_mgr``. 4 x 1,000 float64: 8.5 us by ``pd.DataFrame``, 4.5. Where the
+    array is no plain ndarray of numpy's own ``np.dtype(dtype)`` and that width, and for
+    any other dtype or pandas, ``pd.DataFrame`` itself."""
+    pd = require("pandas", "to make pandas objects")
+    width = len(columns)
+
+    def public(value: Any) -> Any:
+        return pd.DataFrame(value, columns=columns, copy=False)
+
+    if dtype not in _KEPT_DTYPES:
+        return public
+    try:
+        np = require("numpy")
+        from pandas._libs.internals import BlockPlacement  # (pandas' own)
+        from pandas.core.internals import BlockManager
+        from pandas.core.internals.blocks import new_block
+
+        from_mgr, index, ndarray, plain = (
+            pd.DataFrame._from_mgr,
+            pd.RangeIndex,
+            np.ndarray,
+            np.dtype(dtype),
+        )
+        placement = BlockPlacement(slice(0, width))
+
+        def native(value: Any) -> Any:
+            block = new_block(value.T, placement=placement, ndim=2)
+            manager = BlockManager((block,), [columns, index(len(value))], verify_integrity=False)
+            return from_mgr(manager, manager.axes)
+
+        same = True
+        for order in ("C", "F"):
+            probe = np.arange(3 * width).astype(dtype).reshape((3, width), order=order)
+            made, made_public = native(probe), public(probe)
+            same = same and type(made) is type(made_public) and made.equals(made_public)
+            same = same and made.columns.equals(made_public.columns)
+            same = same and type(made.index) is type(made_public.index)
+            same = same and made.index.equals(made_public.index)
+            same = same and list(made.dtypes) == list(made_public.dtypes)
+            blocks, public_blocks = made._mgr.blocks, made_public._mgr.blocks
+            same = same and len(blocks) == len(public_blocks) == 1
+            same = same and ndarray_address(blocks[0].values) == ndarray_address(probe)
+            same = same and blocks[0].values.strides == public_blocks[0].values.strides
+    except Exception:  # noqa: BLE001 - another pandas: its public call
+        same = False
+    if not same or not width:
+        return public
+
+    def frame(value: Any) -> Any:
+        if (
+            type(value) is ndarray
+            and value.dtype is plain
+            and value.ndim == 2
+            and value.shape[1] == width
+        ):
+            return native(value)
+        return public(value)
+
+    return frame

@@ -553,8 +553,8 @@ def _numpy_to_pandas_bind(ctx: Context) -> Callable[[Any], Any]:
         series = pandas_native.numpy_series(ctx.info.columns[0].dtype)  # pd.Series' own end
         return lambda value: share_on_write(series(value))
     names = pd.Index([f"column_{i}" for i in range(ctx.info.shape[1])])
-    frame = pd.DataFrame
-    return lambda value: share_on_write(frame(value, columns=names, copy=False))
+    frame = pandas_native.numpy_frame(ctx.info.columns[0].dtype, names)  # its own end
+    return lambda value: share_on_write(frame(value))
 
 
 def _numpy_to_pandas(value: Any, ctx: Context) -> Any:

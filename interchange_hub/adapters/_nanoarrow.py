@@ -13,6 +13,7 @@ of pyarrow data (empty chunks at an offset: :func:`_export_bind`).
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
@@ -308,7 +309,62 @@ def _import_bind(ctx: Context) -> Any:
         want != info.kind and Kind.STREAM not in (want, info.kind)
     ):
         return lambda value: _import(value, ctx)
-    return na.ArrayStream if want == Kind.STREAM else na.Array
+    if want == Kind.STREAM:
+        return na.ArrayStream
+    return _array_maker() if installed("pyarrow") else na.Array
+
+
+@lru_cache(maxsize=1)
+def _array_maker() -> Callable[[Any], Any]:
+    """``na.Array(value)``, where the value is pyarrow's and holds one batch (a Table of
+    one, a RecordBatch, an Array), made from its C array, as ``na.Array`` makes it from
+    a C array (``CMaterializedArrayStream.from_c_array``) rather than from the C stream
+    it asks for: the same one-chunk array, 2.4-4.4 us against 6.0-7.1 for 1,000 rows (a
+    stream is read into a list of chunks). Anything else, and a nanoarrow whose calls
+    differ (checked once, on a small table and array, against ``na.Array``), goes to
+    ``na.Array`` itself."""
+    na, pa = _na(), arrowkit.pa_module()
+    public = na.Array
+    try:
+        from nanoarrow._array import CArray  # (nanoarrow's own C array and stream)
+        from nanoarrow._array_stream import CMaterializedArrayStream
+
+        from_c_array, import_array = (
+            CMaterializedArrayStream.from_c_array,
+            CArray._import_from_c_capsule,
+        )
+        table_cls, batch_cls, array_cls = pa.Table, pa.RecordBatch, pa.Array
+
+        def native(one: Any) -> Any:
+            return public(from_c_array(import_array(*one.__arrow_c_array__())))
+
+        probe = pa.table({"a": pa.array([1, None], pa.int64()), "s": ["x", "yz"]})
+        probe = probe.replace_schema_metadata({"k": "v"})
+        same = True
+        for data, one in ((probe, probe.to_batches()[0]), (probe.column(1).chunk(0),) * 2):
+            made, made_public = native(one), public(data)
+            same = same and type(made) is type(made_public)
+            same = same and made.n_chunks == made_public.n_chunks == 1
+            same = same and made.to_pylist() == made_public.to_pylist()
+            schema, schema_public = na.c_schema(made.schema), na.c_schema(made_public.schema)
+            same = same and repr(schema) == repr(schema_public)  # (format, names, metadata)
+            same = same and repr(made.device) == repr(made_public.device)
+    except Exception:  # noqa: BLE001 - another nanoarrow: na.Array itself
+        same = False
+    if not same:
+        return public  # type: ignore[no-any-return]
+
+    def array(value: Any) -> Any:
+        cls = type(value)
+        if cls is table_cls:
+            batches = value.to_batches()
+            if len(batches) == 1:
+                return native(batches[0])
+        elif cls is batch_cls or isinstance(value, array_cls):
+            return native(value)
+        return public(value)
+
+    return array
 
 
 def _wanted(ctx: Context) -> Kind:

@@ -198,3 +198,22 @@ def test_the_hub_shares_a_matrix_and_a_write_to_the_frame_leaves_it(fortran: boo
         out.iloc[0, 0] = -1.0
         assert out.iloc[0, 0] == -1.0
         assert array[0, 0] == 0.0
+
+
+@pytest.mark.parametrize("dtype", ["Float64", "Int32", "UInt8"])
+def test_a_polars_series_without_nulls_is_shared_as_its_plan_says(dtype: str) -> None:
+    import polars as pl
+
+    from tests.helpers import shared_memory
+
+    hub = ih.Hub()
+    source = pl.Series("values", np.arange(50), dtype=getattr(pl, dtype))
+    plan = hub.plan(source, to="pandas")
+    reference = source.to_pandas()
+    for _ in range(3):  # planned, then the kept route
+        out = hub.convert(source, to="pandas")
+        pd.testing.assert_series_equal(out, reference, check_index_type=True, check_exact=True)
+        inside, total = shared_memory(hub, out, source)
+        assert (inside == total > 0) == plan.zero_copy
+        out.iloc[0] = 9
+        assert source[0] == 0

@@ -1583,8 +1583,11 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any]:
             return share_on_write(
                 series_of(_masked_integers(col, share=True), name=name, copy=False)
             )
-        if not nulls and view_series is not None and isinstance(col, array):
-            return share_on_write(view_series(col.to_numpy(zero_copy_only=True), name))
+        if not nulls and view_series is not None:
+            if type(col) is chunked and col.num_chunks == 1:  # (a polars Series' stream)
+                col = col.chunk(0)
+            if isinstance(col, array):
+                return share_on_write(view_series(col.to_numpy(zero_copy_only=True), name))
         out = col.to_pandas(types_mapper=_nullable_mapper) if nulls else col.to_pandas()
         if out.name != name:  # (the setter costs 0.9 us; to_pandas names from pyarrow's
             out.name = name  # own _name, which Table.column sets): in place, as rename

@@ -3,7 +3,9 @@
 Export goes through polars' own ``__arrow_c_stream__``. A DataFrame with several chunks
 is exported column by column, because exporting the frame rechunks it (a copy) and
 mutates the caller's frame (polars#21738). Import goes through ``pl.DataFrame`` /
-``pl.Series``, and a one-shot stream becomes a lazy ``scan_arrow_c_stream``.
+``pl.Series``, or, on the hot path, through the native calls they end in
+(:mod:`~interchange_hub._bridge.polars_native`), and a one-shot stream becomes a lazy
+``scan_arrow_c_stream``.
 """
 
 from __future__ import annotations

@@ -87,33 +87,24 @@ def test_a_frame_shares_the_tables_buffers() -> None:
     assert made["a"].to_numpy().ctypes.data == table.column(0).chunk(0).buffers()[1].address
 
 
-class _Producer:
-    """Another library's Arrow producer: capsules only (a pyarrow object inside)."""
+class _StreamProducer:
+    """Another library's producer of an Arrow stream alone (a pyarrow object inside)."""
 
     def __init__(self, data: object) -> None:
         self._data = data
 
     def __len__(self) -> int:
         return len(self._data)  # type: ignore[arg-type]
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        return self._data.__arrow_c_stream__(requested_schema)  # type: ignore[attr-defined]
+
+
+class _Producer(_StreamProducer):
+    """Another library's Arrow producer of an array and a stream."""
 
     def __arrow_c_array__(self, requested_schema: object = None) -> object:
         return self._data.__arrow_c_array__(requested_schema)  # type: ignore[attr-defined]
-
-    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
-        return self._data.__arrow_c_stream__(requested_schema)  # type: ignore[attr-defined]
-
-
-class _StreamProducer:
-    """A producer of a stream alone."""
-
-    def __init__(self, data: object) -> None:
-        self._data = data
-
-    def __len__(self) -> int:
-        return len(self._data)  # type: ignore[arg-type]
-
-    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
-        return self._data.__arrow_c_stream__(requested_schema)  # type: ignore[attr-defined]
 
 
 PRODUCERS = {

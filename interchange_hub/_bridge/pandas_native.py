@@ -22,26 +22,14 @@ from typing import TYPE_CHECKING, Any
 
 from interchange_hub._c.ndarray import ndarray_address
 from interchange_hub._core.deps import require
+from interchange_hub._core.dtypes import TENSOR_DTYPES
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-# The numpy dtypes pd.Series keeps as they are (numbers and booleans, native byte order).
-_KEPT_DTYPES = frozenset(
-    (
-        "bool",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "uint8",
-        "uint16",
-        "uint32",
-        "uint64",
-        "float32",
-        "float64",
-    )
-)
+# The numpy dtypes pd.Series keeps as they are (numbers and booleans, native byte order):
+# the tensor dtypes but float16, which pandas supports only in part (left to pd.Series).
+_KEPT_DTYPES = frozenset(TENSOR_DTYPES) - {"float16"}
 
 
 @lru_cache(maxsize=16)

@@ -18,8 +18,10 @@ from interchange_hub._bridge import pandas_native
 @pytest.fixture
 def fresh_makers() -> Iterator[None]:
     pandas_native.numpy_series.cache_clear()
+    pandas_native._frame_native.cache_clear()
     yield
     pandas_native.numpy_series.cache_clear()
+    pandas_native._frame_native.cache_clear()
 
 
 def _same(made: pd.Series, public: pd.Series) -> None:
@@ -89,6 +91,9 @@ def test_a_pandas_without_the_internals_gets_pd_series(
     made = make(array)
     _same(made, pd.Series(array, copy=False))
     assert make.__name__ == "public"
+    monkeypatch.setattr(pd.DataFrame, "_from_mgr", None)  # (nor the frame's)
+    assert pandas_native._frame_native("float64") is None
+    monkeypatch.undo()
 
 
 @pytest.mark.parametrize("writeable", [True, False], ids=["writeable", "read-only"])

@@ -21,11 +21,17 @@ from tests.helpers import shared_memory
 @pytest.fixture
 def fresh_makers() -> Iterator[None]:
     """The makers found again (each is found once per process, then kept)."""
-    polars_native.arrow_makers.cache_clear()
-    polars_native.numpy_series.cache_clear()
+    found = (
+        polars_native.arrow_makers,
+        polars_native.numpy_series,
+        polars_native._numpy_native,
+        polars_native._numpy_frame_native,
+    )
+    for cached in found:
+        cached.cache_clear()
     yield
-    polars_native.arrow_makers.cache_clear()
-    polars_native.numpy_series.cache_clear()
+    for cached in found:
+        cached.cache_clear()
 
 
 def _same_frame(made: pl.DataFrame, public: pl.DataFrame) -> None:

@@ -83,58 +83,74 @@ def numpy_series(dtype: str) -> Callable[..., Any]:
     return series
 
 
+@lru_cache(maxsize=16)
+def _frame_native(dtype: str) -> Callable[[Any], Callable[[Any], Any]] | None:
+    """``build(columns)``: the maker of a DataFrame of a 2-D numpy array of ``dtype`` by
+    the calls ``pd.DataFrame`` ends in (one block of the array's transpose, a block
+    manager over ``columns`` and a RangeIndex of its own, ``DataFrame._from_mgr``),
+    checked once, on two columns in both orders, against ``pd.DataFrame`` (values,
+    columns, index, dtypes, one block, its address and strides); None for another dtype
+    or a pandas where they differ."""
+    if dtype not in _KEPT_DTYPES:
+        return None
+    try:
+        pd, np = require("pandas", "to make pandas objects"), require("numpy")
+        from pandas._libs.internals import BlockPlacement  # (pandas' own)
+        from pandas.core.internals import BlockManager
+        from pandas.core.internals.blocks import new_block
+
+        from_mgr, index = pd.DataFrame._from_mgr, pd.RangeIndex
+
+        def build(columns: Any) -> Callable[[Any], Any]:
+            placement = BlockPlacement(slice(0, len(columns)))
+
+            def native(value: Any) -> Any:
+                block = new_block(value.T, placement=placement, ndim=2)
+                axes = [columns, index(len(value))]
+                manager = BlockManager((block,), axes, verify_integrity=False)
+                return from_mgr(manager, manager.axes)
+
+            return native
+
+        names = pd.Index(["a", "b"])
+        native = build(names)
+        for order in ("C", "F"):
+            probe = np.arange(6).astype(dtype).reshape((3, 2), order=order)
+            made, public = native(probe), pd.DataFrame(probe, columns=names, copy=False)
+            same = type(made) is type(public) and made.equals(public)
+            same = same and made.columns.equals(public.columns)
+            same = same and type(made.index) is type(public.index)
+            same = same and made.index.equals(public.index)
+            same = same and list(made.dtypes) == list(public.dtypes)
+            blocks, public_blocks = made._mgr.blocks, public._mgr.blocks
+            same = same and len(blocks) == len(public_blocks) == 1
+            same = same and ndarray_address(blocks[0].values) == ndarray_address(probe)
+            same = same and blocks[0].values.strides == public_blocks[0].values.strides
+            if not same:
+                return None
+    except Exception:  # noqa: BLE001 - another pandas: its public call
+        return None
+    return build
+
+
 def numpy_frame(dtype: str, columns: Any) -> Callable[[Any], Any]:
     """``pd.DataFrame(array, columns=columns, copy=False)`` of a 2-D numpy array of
     ``dtype`` and ``len(columns)`` columns (``columns``: a pandas Index), made by the
-    calls ``pd.DataFrame`` ends in for it: one block of the array's transpose (a view),
-    a block manager over ``columns`` and a RangeIndex of its own, wrapped by
-    ``DataFrame._from_mgr``. 4 x 1,000 float64: 8.5 us by ``pd.DataFrame``, 4.5. Where the
-    array is no plain ndarray of numpy's own ``np.dtype(dtype)`` and that width, and for
-    any other dtype or pandas, ``pd.DataFrame`` itself."""
+    calls ``pd.DataFrame`` ends in for it (:func:`_frame_native`). 4 x 1,000 float64:
+    8.5 us by ``pd.DataFrame``, 4.5. Where the array is no plain ndarray of numpy's own
+    ``np.dtype(dtype)`` and that width, and for any other dtype or pandas,
+    ``pd.DataFrame`` itself."""
     pd = require("pandas", "to make pandas objects")
     width = len(columns)
 
     def public(value: Any) -> Any:
         return pd.DataFrame(value, columns=columns, copy=False)
 
-    if dtype not in _KEPT_DTYPES:
+    build = _frame_native(dtype) if width else None
+    if build is None:
         return public
-    try:
-        np = require("numpy")
-        from pandas._libs.internals import BlockPlacement  # (pandas' own)
-        from pandas.core.internals import BlockManager
-        from pandas.core.internals.blocks import new_block
-
-        from_mgr, index, ndarray, plain = (
-            pd.DataFrame._from_mgr,
-            pd.RangeIndex,
-            np.ndarray,
-            np.dtype(dtype),
-        )
-        placement = BlockPlacement(slice(0, width))
-
-        def native(value: Any) -> Any:
-            block = new_block(value.T, placement=placement, ndim=2)
-            manager = BlockManager((block,), [columns, index(len(value))], verify_integrity=False)
-            return from_mgr(manager, manager.axes)
-
-        same = True
-        for order in ("C", "F"):
-            probe = np.arange(3 * width).astype(dtype).reshape((3, width), order=order)
-            made, made_public = native(probe), public(probe)
-            same = same and type(made) is type(made_public) and made.equals(made_public)
-            same = same and made.columns.equals(made_public.columns)
-            same = same and type(made.index) is type(made_public.index)
-            same = same and made.index.equals(made_public.index)
-            same = same and list(made.dtypes) == list(made_public.dtypes)
-            blocks, public_blocks = made._mgr.blocks, made_public._mgr.blocks
-            same = same and len(blocks) == len(public_blocks) == 1
-            same = same and ndarray_address(blocks[0].values) == ndarray_address(probe)
-            same = same and blocks[0].values.strides == public_blocks[0].values.strides
-    except Exception:  # noqa: BLE001 - another pandas: its public call
-        same = False
-    if not same or not width:
-        return public
+    native = build(columns)
+    ndarray, plain = require("numpy").ndarray, require("numpy").dtype(dtype)
 
     def frame(value: Any) -> Any:
         if (

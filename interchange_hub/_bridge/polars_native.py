@@ -103,7 +103,20 @@ def arrow_makers() -> tuple[Callable[[Any], Any], Callable[[str, Any], Any], Cal
     if not same:
         return public
 
-    capsule_types: dict[type, bool] = {}
+    # How each class of another library's producer is read (asked of the class once:
+    # from_c_array, from_c_stream, or None for pl.DataFrame/pl.Series themselves)
+    ways: dict[type, Callable[[Any], Any] | None] = {}
+
+    def way(cls: type) -> Callable[[Any], Any] | None:
+        if cls in ways:
+            return ways[cls]
+        if len(ways) >= 64:  # (classes made on the fly: forgotten, not hoarded)
+            ways.clear()
+        read = None
+        if _read_as_capsule(cls):  # (polars' own order: the array first)
+            read = from_c_array if hasattr(cls, "__arrow_c_array__") else from_c_stream
+        ways[cls] = read
+        return read
 
     def frame(value: Any) -> Any:
         cls = type(value)
@@ -113,14 +126,8 @@ def arrow_makers() -> tuple[Callable[[Any], Any], Callable[[str, Any], Any], Cal
                 if len(batches) == 1:  # (pl.DataFrame would rechunk more: its own call)
                     return wrap_frame(from_batches(batches, value.schema))
             return make_frame(value)
-        how = capsule_types.get(cls)
-        if how is None:
-            how = capsule_types[cls] = _read_as_capsule(cls)
-        if how:
-            if hasattr(cls, "__arrow_c_array__"):  # (polars' own order)
-                return wrap_frame(from_c_array(value).struct_unnest())
-            return wrap_frame(from_c_stream(value).struct_unnest())
-        return make_frame(value)
+        read = way(cls)
+        return make_frame(value) if read is None else wrap_frame(read(value).struct_unnest())
 
     def series(name: str, array: Any) -> Any:
         if isinstance(array, array_cls) and len(array):
@@ -128,15 +135,8 @@ def arrow_makers() -> tuple[Callable[[Any], Any], Callable[[str, Any], Any], Cal
         return make_series(name, array)
 
     def capsule_series(value: Any) -> Any:
-        cls = type(value)
-        how = capsule_types.get(cls)
-        if how is None:
-            how = capsule_types[cls] = _read_as_capsule(cls)
-        if how:
-            if hasattr(cls, "__arrow_c_array__"):
-                return wrap_series(from_c_array(value))
-            return wrap_series(from_c_stream(value))
-        return make_series(value)
+        read = way(type(value))
+        return make_series(value) if read is None else wrap_series(read(value))
 
     return frame, series, capsule_series
 
@@ -171,32 +171,42 @@ def _same(made: Any, public: Any) -> bool:
 
 
 @lru_cache(maxsize=16)
-def numpy_series(dtype: str) -> Callable[[str, Any], Any]:
-    """``pl.Series(name, array)`` of a 1-D numpy array of ``dtype`` (a numpy dtype's
-    name), by the native constructor polars' numpy import ends in, where the array is a
-    plain ndarray of numpy's own ``np.dtype(dtype)`` (native byte order), C-contiguous
-    and aligned, as polars requires (it would copy to get them); anything else, and a
-    dtype without such a constructor, goes to ``pl.Series``."""
-    pl = _pl()
-    public = pl.Series
+def _numpy_native(dtype: str) -> tuple[Callable[..., Any], bool, Any, Callable[[Any], Any]] | None:
+    """(constructor, its third argument, numpy's own ``np.dtype(dtype)``, the Series
+    wrapper): the native
+    constructor polars' numpy import ends in for arrays of ``dtype`` (a numpy dtype's
+    name), checked once against ``pl.Series`` (values, name, dtype, shared memory); None
+    for a dtype without one, or a polars where it differs."""
     found = _NUMPY_CONSTRUCTORS.get(dtype)
     if found is None:
-        return public  # type: ignore[no-any-return]
+        return None
     name, third = found
     try:
-        np = require("numpy")
-        wrap = pl.Series._from_pyseries
-        native = getattr(type(pl.Series()._s), name)
-        ndarray, plain = np.ndarray, np.dtype(dtype)  # (numpy's own, native byte order)
+        pl, np = _pl(), require("numpy")
+        native, wrap = getattr(type(pl.Series()._s), name), pl.Series._from_pyseries
         probe = np.arange(3).astype(dtype)
-        made, made_public = wrap(native("p", probe, third)), public("p", probe)
-        same = made.equals(made_public) and made.name == made_public.name
-        same = same and made.dtype == made_public.dtype
+        made, public = wrap(native("p", probe, third)), pl.Series("p", probe)
+        same = made.equals(public) and made.name == public.name and made.dtype == public.dtype
         same = same and _shares(made, probe)
     except Exception:  # noqa: BLE001 - another polars: its public call
-        same = False
-    if not same:
+        return None
+    return (native, third, np.dtype(dtype), wrap) if same else None
+
+
+@lru_cache(maxsize=16)
+def numpy_series(dtype: str) -> Callable[[str, Any], Any]:
+    """``pl.Series(name, array)`` of a 1-D numpy array of ``dtype`` (a numpy dtype's
+    name), by the native constructor polars' numpy import ends in (:func:`_numpy_native`),
+    where the array is a plain ndarray of numpy's own ``np.dtype(dtype)`` (native byte
+    order), C-contiguous and aligned, as polars requires (it would copy to get them);
+    anything else, and a dtype without such a constructor, goes to ``pl.Series``."""
+    pl = _pl()
+    public = pl.Series
+    found = _numpy_native(dtype)
+    if found is None:
         return public  # type: ignore[no-any-return]
+    native, third, plain, wrap = found
+    ndarray = require("numpy").ndarray
 
     def series(label: str, array: Any) -> Any:
         if (
@@ -210,34 +220,58 @@ def numpy_series(dtype: str) -> Callable[[str, Any], Any]:
     return series
 
 
-def numpy_frame(dtype: str, width: int) -> Callable[[Any], Any]:
-    """``pl.from_numpy(array, orient="row")`` of a Fortran-ordered 2-D numpy array of
-    ``dtype`` and ``width`` columns (named ``column_0``, ``column_1``, ...): its columns
-    each made by :func:`numpy_series` (each is C-contiguous: polars shares it) into one
-    frame, as ``from_numpy`` makes it; other arrays go to ``pl.from_numpy``."""
-    pl = _pl()
-    from_numpy = pl.from_numpy
-    series = numpy_series(dtype)
-    if series is pl.Series:
-        return lambda value: from_numpy(value, orient="row")
-    names = [f"column_{i}" for i in range(width)]
+@lru_cache(maxsize=16)
+def _numpy_frame_native(dtype: str) -> tuple[Callable[..., Any], bool, Any, Any, Any] | None:
+    """(constructor, its third argument, numpy's own dtype, polars' native frame class,
+    the DataFrame wrapper): :func:`_numpy_native` for ``dtype``, where a frame of its
+    columns' native series (``PyDataFrame(columns)``) is also what ``pl.from_numpy``
+    makes of a Fortran-ordered array (checked once, on one of two columns); else None."""
+    found = _numpy_native(dtype)
+    if found is None:
+        return None
+    native, third, plain, _ = found
     try:
+        pl = _pl()
         make, wrap = type(pl.DataFrame()._df), pl.DataFrame._from_pydf
         probe = require("numpy").arange(6).astype(dtype).reshape(3, 2, order="F")
-        made = wrap(
-            make([series(n, probe[:, i])._s for i, n in enumerate(["column_0", "column_1"])])
-        )
-        public = from_numpy(probe, orient="row")
+        made = wrap(make([native(f"column_{i}", probe[:, i], third) for i in range(2)]))
+        public = pl.from_numpy(probe, orient="row")
         same = made.equals(public) and made.schema == public.schema
     except Exception:  # noqa: BLE001 - another polars: its public call
-        same = False
-    if not same:
+        return None
+    return (native, third, plain, make, wrap) if same else None
+
+
+# numpy's flags.num bits of a Fortran-ordered (2) and aligned (0x100) array, each of
+# whose columns is then C-contiguous and aligned, as polars' native constructors require.
+_FORTRAN_ARRAY = 0x2 | 0x100
+
+
+def numpy_frame(dtype: str, width: int) -> Callable[[Any], Any]:
+    """``pl.from_numpy(array, orient="row")`` of a Fortran-ordered 2-D numpy array of
+    ``dtype`` and ``width`` columns (named ``column_0``, ``column_1``, ...): each column
+    into the native constructor polars' numpy import ends in (:func:`_numpy_native`; each
+    is C-contiguous: polars shares it), the columns into one frame, as ``from_numpy``
+    makes it. Other arrays go to ``pl.from_numpy``."""
+    pl = _pl()
+    from_numpy = pl.from_numpy
+    found = _numpy_frame_native(dtype)
+    if found is None:
         return lambda value: from_numpy(value, orient="row")
+    native, third, plain, make, wrap = found
+    ndarray = require("numpy").ndarray
+    names = [f"column_{i}" for i in range(width)]
 
     def frame(value: Any) -> Any:
-        if value.ndim != 2 or value.shape[1] != width or not value.flags.num & 0x2:
-            return from_numpy(value, orient="row")
-        return wrap(make([series(n, value[:, i])._s for i, n in enumerate(names)]))
+        if (
+            type(value) is ndarray
+            and value.dtype is plain
+            and value.ndim == 2
+            and value.shape[1] == width
+            and value.flags.num & _FORTRAN_ARRAY == _FORTRAN_ARRAY
+        ):
+            return wrap(make([native(n, value[:, i], third) for i, n in enumerate(names)]))
+        return from_numpy(value, orient="row")
 
     return frame
 

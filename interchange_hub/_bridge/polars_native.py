@@ -115,6 +115,9 @@ def arrow_makers() -> tuple[Callable[[Any], Any], Callable[[str, Any], Any], Cal
         read = None
         if _read_as_capsule(cls):  # (polars' own order: the array first)
             read = from_c_array if hasattr(cls, "__arrow_c_array__") else from_c_stream
+            export = arrowkit.c_array_export(cls)
+            if read is from_c_array and export is not None:
+                read = _exported_reader(from_c_array, export)
         ways[cls] = read
         return read
 
@@ -139,6 +142,32 @@ def arrow_makers() -> tuple[Callable[[Any], Any], Callable[[str, Any], Any], Cal
         return make_series(value) if read is None else wrap_series(read(value))
 
     return frame, series, capsule_series
+
+
+class _Exported:
+    """A C array an adapter's registered export gave (:func:`arrowkit.register_c_array`),
+    as the Arrow producer polars' ``from_arrow_c_array`` asks for it."""
+
+    __slots__ = ("pair",)
+
+    def __init__(self, pair: tuple[Any, Any]) -> None:
+        self.pair = pair
+
+    def __arrow_c_array__(self, requested_schema: object = None) -> tuple[Any, Any]:
+        return self.pair
+
+
+def _exported_reader(
+    from_c_array: Callable[[Any], Any], export: Callable[[Any], tuple[Any, Any] | None]
+) -> Callable[[Any], Any]:
+    """``from_c_array(value)``, given the C array ``export`` makes of ``value`` (a nanoarrow
+    Array of one chunk: 1.1 us less than its own method), or ``value`` where it makes none."""
+
+    def read(value: Any) -> Any:
+        pair = export(value)
+        return from_c_array(value if pair is None else _Exported(pair))
+
+    return read
 
 
 # The libraries whose objects polars' constructors take by a branch of their own, before

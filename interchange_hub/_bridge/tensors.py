@@ -606,7 +606,7 @@ def _one_batch_reader() -> Callable[[Any], Any]:
         pa.Table,
         pa.RecordBatch,
         arrowkit.read_table,
-        pa.record_batch,
+        arrowkit.batch_from,
     )
     refused = (TypeError, ValueError, pa.ArrowException)
     through_array = [True]  # until pa.record_batch refuses one (then: the stream)

@@ -38,6 +38,16 @@ def _na() -> Any:
     return require("nanoarrow", "to make nanoarrow objects")
 
 
+# nanoarrow's Array class, once nanoarrow is imported (the route key's test of type)
+_ARRAY: type | None = None
+
+
+def _array_class() -> type:
+    global _ARRAY
+    _ARRAY = _na().Array
+    return _ARRAY
+
+
 class NanoarrowAdapter(Adapter):
     name = "nanoarrow"
     keyed_losses = True  # no count or size in its estimates' losses
@@ -63,10 +73,12 @@ class NanoarrowAdapter(Adapter):
         return isinstance(obj, _na().ArrayStream)
 
     def route_key(self, obj: Any) -> Hashable | None:
-        return self._keys(obj) if type(obj) is _na().Array else None
+        # (nanoarrow's Array class read once: _na() is 0.1 us of a 0.37 us key)
+        return self._keys(obj) if type(obj) is (_ARRAY or _array_class()) else None
 
     def describe(self, obj: Any) -> DataInfo:
         na = _na()
+        _register_c_array()  # (before any route of nanoarrow data is kept)
         is_table = _is_struct(obj.schema)
         if isinstance(obj, na.ArrayStream):
             _check_unread(obj)
@@ -311,7 +323,55 @@ def _import_bind(ctx: Context) -> Any:
         return lambda value: _import(value, ctx)
     if want == Kind.STREAM:
         return na.ArrayStream
+    _register_c_array()  # (the Arrays made here may be read by pyarrow next)
     return _array_maker() if installed("pyarrow") else na.Array
+
+
+@lru_cache(maxsize=1)
+def _register_c_array() -> bool:
+    """Register with :func:`arrowkit.register_c_array` the C array of a nanoarrow Array
+    of one chunk on the CPU as ``Array.__arrow_c_array__`` gives it, its chunk's own
+    export: 0.9 us for 4 float64 columns of 1,000 rows, against 2.0 through the method,
+    which compares the Array's device with the CPU's (0.7 us) on each call. The CPU is
+    told here by identity (nanoarrow's own CPU device, every Array's default); an Array
+    of other devices or chunks goes to the method. Checked once, on a small table and
+    column, against the method (the same values, types and metadata, the same buffers);
+    without pyarrow, or with a nanoarrow whose internals differ, nothing is registered
+    (True where it was)."""
+    if not installed("pyarrow"):
+        return False
+    na, pa = _na(), arrowkit.pa_module()
+    try:
+        from nanoarrow.device import DEVICE_CPU  # (the default of every Array)
+
+        def export(value: Any) -> tuple[Any, Any] | None:
+            if value._device is DEVICE_CPU:
+                data = value._data
+                if data.n_arrays == 1:
+                    return data.array(0).__arrow_c_array__()  # type: ignore[no-any-return]
+            return None
+
+        table = pa.table({"a": pa.array([1, None], pa.int64()), "s": ["x", "yz"]})
+        table = table.replace_schema_metadata({"k": "v"})
+        same = export(na.Array(pa.chunked_array([[1], [2]]))) is None
+        for data, read in ((table, pa.RecordBatch), (table.column(1).chunk(0), pa.Array)):
+            value = na.Array(data)
+            ours = read._import_from_c_capsule(*export(value))  # type: ignore[misc]
+            theirs = read._import_from_c_capsule(*value.__arrow_c_array__())
+            same = same and ours.equals(theirs) and _addresses(ours) == _addresses(theirs)
+            if read is pa.RecordBatch:  # (equals leaves out the metadata)
+                same = same and ours.schema.equals(theirs.schema, check_metadata=True)
+        if same:
+            arrowkit.register_c_array(na.Array, export)
+    except Exception:  # noqa: BLE001 - another nanoarrow: its method, as pyarrow calls it
+        return False
+    return bool(same)
+
+
+def _addresses(data: Any) -> list[int]:
+    """The addresses of a pyarrow Array's or RecordBatch's buffers (0 for an absent one)."""
+    arrays = data.columns if hasattr(data, "columns") else [data]
+    return [b.address if b is not None else 0 for a in arrays for b in a.buffers()]
 
 
 @lru_cache(maxsize=1)

@@ -26,6 +26,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("_c.arrow_device", "_c.dlpack"),
     ("adapter",),
     ("arrowkit", "hookspecs"),
+    ("_bridge.arrow_native",),
     (
         "_bridge.tensors",
         "_bridge.devices",

@@ -12,6 +12,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
+from interchange_hub._bridge.arrow_native import array_of
 from interchange_hub._c.ndarray import ndarray_address
 from interchange_hub._core.deps import require
 from interchange_hub._core.device import CPU, Device
@@ -1069,7 +1070,7 @@ def ndarray_to_arrow(arr: Any, strict: bool = False) -> Any:
     if ndim == 1:
         if arr.dtype.kind == "O":
             return objects_to_arrow(arr.tolist(), TENSOR_NAME, strict)
-        return pa.array(arr)
+        return array_of(arr)
     if ndim == 2:
         rows, width = arr.shape
         if not width:  # no columns, but rows: pa.table({}) would have none
@@ -1091,9 +1092,9 @@ def ndarray_to_arrow(arr: Any, strict: bool = False) -> Any:
                 names,
             )
         if copied:
-            columns = [pa.array(arr[:, i].copy()) for i in range(width)]
+            columns = [array_of(arr[:, i].copy()) for i in range(width)]
         else:
-            columns = [pa.array(arr[:, i]) for i in range(width)]
+            columns = [array_of(arr[:, i]) for i in range(width)]
         return pa.Table.from_arrays(columns, names)  # (pa.table of a dict: 2 us more)
     np = np_module()
     if not arr.shape[0]:  # pyarrow refuses an empty ndarray ("Expected a non-empty ndarray")

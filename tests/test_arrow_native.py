@@ -115,10 +115,11 @@ def test_a_pyarrow_that_makes_something_else_gets_pa_array(
     monkeypatch.setattr(arrow_native, "_CALLS", None)
 
 
+@pytest.mark.parametrize("rows", [1000, 10_000])  # (C order: gathered by numpy, by pyarrow)
 @pytest.mark.parametrize("layout", ["column", "F", "C"])
-def test_the_hub_makes_the_same_table_and_shares_what_it_did(layout: str) -> None:
+def test_the_hub_makes_the_same_table_and_shares_what_it_did(layout: str, rows: int) -> None:
     hub = ih.Hub()
-    base = np.arange(4000.0).reshape(1000, 4)
+    base = np.arange(rows * 4.0).reshape(rows, 4)
     x = {"column": base[:, 0].copy(), "F": np.asfortranarray(base), "C": base}[layout]
     for _ in range(3):  # planned, then kept
         out = hub.convert(x, to="pyarrow")
@@ -127,6 +128,8 @@ def test_the_hub_makes_the_same_table_and_shares_what_it_did(layout: str) -> Non
         else:
             assert out.column_names == [f"column_{i}" for i in range(4)]
             assert np.array_equal(np.column_stack([c.to_numpy() for c in out.columns]), x)
+        if layout != "column":
+            assert out.equals(pa.table({f"column_{i}": x[:, i] for i in range(4)}))
         inside, total = shared_memory(hub, out, x)
         assert total > 0
         assert inside == (0 if layout == "C" else total)  # C order: each column copied

@@ -88,6 +88,13 @@ def array_of(arr: Any) -> Any:
     return public(arr)
 
 
+def wraps_buffer(dtype: Any) -> bool:
+    """Whether :func:`array_of` wraps contiguous arrays of ``dtype`` as they are (checked
+    once per dtype)."""
+    typ = _TYPES.get(dtype, _UNSEEN)
+    return (_type_of(dtype) if typ is _UNSEEN else typ) is not None
+
+
 _UNSEEN: Any = object()
 
 # (np.ndarray, pa.Array.from_buffers, pa.py_buffer, pa.array), once both are imported

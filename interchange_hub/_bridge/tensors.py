@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
-from interchange_hub._bridge.arrow_native import array_of
+from interchange_hub._bridge.arrow_native import array_of, wraps_buffer
 from interchange_hub._c.ndarray import ndarray_address
 from interchange_hub._core.deps import require
 from interchange_hub._core.device import CPU, Device
@@ -1094,6 +1094,14 @@ def ndarray_to_arrow(arr: Any, strict: bool = False) -> Any:
         if copied:
             columns = [array_of(arr[:, i].copy()) for i in range(width)]
         else:
+            # A small row-major array is gathered column-major once (numpy's transposing
+            # copy: 1,000 x 4 float64 17.0 us against 21.1 gathering each strided column
+            # with pa.array), then each contiguous column wrapped as it is: new memory, as
+            # the estimate says. Larger ones are gathered by pyarrow, into its pool (1e7
+            # rows: 55 ms, against 78 for numpy's copy into new pages).
+            small = layout == "C" and rows > 1 and arr.nbytes < ALIGN_FROM_BYTES
+            if small and wraps_buffer(arr.dtype):
+                arr = np_module().asfortranarray(arr)
             columns = [array_of(arr[:, i]) for i in range(width)]
         return pa.Table.from_arrays(columns, names)  # (pa.table of a dict: 2 us more)
     np = np_module()

@@ -433,12 +433,8 @@ def array_from(value: Any) -> Any:
     registered (:func:`register_c_array`), as ``pa.array`` imports the producer's C array,
     else ``pa.array`` itself."""
     pa = pa_module()
-    export = _C_ARRAYS.get(type(value))
-    if export is not None:
-        pair = export(value)
-        if pair is not None:
-            return pa.Array._import_from_c_capsule(*pair)
-    return pa.array(value)
+    array = _exported(value, pa.Array._import_from_c_capsule)
+    return pa.array(value) if array is None else array
 
 
 def batch_from(value: Any) -> Any:
@@ -446,12 +442,18 @@ def batch_from(value: Any) -> Any:
     export its adapter registered (:func:`register_c_array`), as ``pa.record_batch``
     imports the producer's C array, else ``pa.record_batch`` itself."""
     pa = pa_module()
+    batch = _exported(value, pa.RecordBatch._import_from_c_capsule)
+    return pa.record_batch(value) if batch is None else batch
+
+
+def _exported(value: Any, read: Callable[[Any, Any], Any]) -> Any:
+    """``read(*pair)`` of the C array the export registered for ``value``'s class makes
+    of it, or None: no export, or none for this value (the public call reads it)."""
     export = _C_ARRAYS.get(type(value))
-    if export is not None:
-        pair = export(value)
-        if pair is not None:
-            return pa.RecordBatch._import_from_c_capsule(*pair)
-    return pa.record_batch(value)
+    if export is None:
+        return None
+    pair = export(value)
+    return None if pair is None else read(*pair)
 
 
 def exact_batches(cls: type) -> bool:
@@ -521,13 +523,9 @@ def read_column(value: Any) -> Any:
     pa = pa_module()
     if isinstance(value, (pa.Array, pa.ChunkedArray)):
         return value
-    export = _C_ARRAYS.get(type(value))
-    if export is not None:  # (a registered class: its C array, one chunk, where it has one)
-        pair = export(value)
-        if pair is not None:
-            array = pa.Array._import_from_c_capsule(*pair)
-            # a stream producer's column is a ChunkedArray, as read from its stream
-            return pa.chunked_array([array]) if type(value) in _C_ARRAY_STREAMS else array
+    array = _exported(value, pa.Array._import_from_c_capsule)  # (one chunk, where it has one)
+    if array is not None:  # a stream producer's column is a ChunkedArray, as its stream's
+        return pa.chunked_array([array]) if type(value) in _C_ARRAY_STREAMS else array
     if is_arrow_array(value) and not is_arrow_stream(value):
         return array_from(value)
     return pa.chunked_array(value)

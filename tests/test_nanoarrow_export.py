@@ -20,6 +20,7 @@ from interchange_hub import arrowkit
 from interchange_hub._bridge.polars_native import arrow_makers
 from interchange_hub.adapters._nanoarrow import _register_c_array
 from tests.helpers import shared_memory
+from tests.test_nanoarrow_import import _table
 
 
 @pytest.fixture
@@ -36,18 +37,6 @@ def unregistered() -> Iterator[None]:
     arrowkit._C_ARRAY_STREAMS.clear()
     arrowkit._C_ARRAY_STREAMS.update(streams)
     arrow_makers.cache_clear()
-
-
-def _table() -> pa.Table:
-    return pa.table(
-        {
-            "i": pa.array([1, None, 3], pa.int32()),
-            "s": ["x", None, "zz"],
-            "l": [[1.5], None, []],
-            "d": pa.array(["a", "b", "a"]).dictionary_encode(),
-            "t": pa.array([0, 1, 2], pa.timestamp("us", tz="UTC")),
-        }
-    ).replace_schema_metadata({"origin": "test"})
 
 
 TABLES: dict[str, Callable[[], na.Array]] = {

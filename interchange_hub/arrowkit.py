@@ -527,7 +527,7 @@ def read_column(value: Any) -> Any:
     if array is not None:  # a stream producer's column is a ChunkedArray, as its stream's
         return pa.chunked_array([array]) if type(value) in _C_ARRAY_STREAMS else array
     if is_arrow_array(value) and not is_arrow_stream(value):
-        return array_from(value)
+        return pa.array(value)  # (its registered export, if any, was asked above)
     return pa.chunked_array(value)
 
 

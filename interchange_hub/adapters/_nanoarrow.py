@@ -358,7 +358,8 @@ def _register_c_array() -> bool:
             value = na.Array(data)
             ours = read._import_from_c_capsule(*export(value))  # type: ignore[misc]
             theirs = read._import_from_c_capsule(*value.__arrow_c_array__())
-            same = same and ours.equals(theirs) and _addresses(ours) == _addresses(theirs)
+            same = same and ours.equals(theirs)
+            same = same and arrowkit.buffers(ours) == arrowkit.buffers(theirs)
             if read is pa.RecordBatch:  # (equals leaves out the metadata)
                 same = same and ours.schema.equals(theirs.schema, check_metadata=True)
         if same:
@@ -366,12 +367,6 @@ def _register_c_array() -> bool:
     except Exception:  # noqa: BLE001 - another nanoarrow: its method, as pyarrow calls it
         return False
     return bool(same)
-
-
-def _addresses(data: Any) -> list[int]:
-    """The addresses of a pyarrow Array's or RecordBatch's buffers (0 for an absent one)."""
-    arrays = data.columns if hasattr(data, "columns") else [data]
-    return [b.address if b is not None else 0 for a in arrays for b in a.buffers()]
 
 
 @lru_cache(maxsize=1)

@@ -6,7 +6,7 @@ import pytest
 
 from interchange_hub._tools.samples import OWN_API
 from interchange_hub.testing import assert_conforms, check_conformance, samples
-from tests.fake_plugins import boxes, dishonest, misspelled
+from tests.fake_plugins import boxes, dishonest, miskeyed, misspelled
 
 
 @pytest.mark.parametrize("library", OWN_API)
@@ -33,6 +33,18 @@ def test_a_false_zero_copy_claim_fails() -> None:
     )
     with pytest.raises(AssertionError, match="FAIL float table <- pyarrow: zero-copy claim"):
         assert_conforms(dishonest, "boxes")
+
+
+def test_a_fast_path_key_function_that_disagrees_with_route_key_fails() -> None:
+    report = check_conformance(miskeyed, "boxes")
+    failed = {c.name: c.detail for c in report.failures}
+    assert "float table: route key" in failed, sorted(failed)
+    assert failed["float table: route key"] == (
+        "route_key_of(type) gives ('box', 40), route_key ('box', ('x', 'y'))"
+    )
+    honest = assert_conforms(boxes, "boxes")
+    keyed = [c for c in honest.checks if c.name.endswith(": route key")]
+    assert keyed and all(c.passed and c.detail == "consistent" for c in keyed)
 
 
 def test_a_plugin_that_does_not_load_fails_registration() -> None:

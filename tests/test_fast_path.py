@@ -120,6 +120,41 @@ def test_equal_route_keys_mean_equal_descriptions_but_sizes(hub: ih.Hub) -> None
             assert d1 == d2, (o1, o2)
 
 
+class _Ndarray(np.ndarray):
+    pass
+
+
+def test_the_fast_paths_key_functions_give_route_keys_own_keys(hub: ih.Hub) -> None:
+    """Adapter.route_key_of(type(obj)) is what the fast path calls for each object of that
+    type: made once per type (the type tests done there), it gives route_key's key."""
+    others = [np.arange(3.0).view(_Ndarray), na.ArrayStream(pa.table({"a": [1]}))]
+    specialised = 0
+    for obj in [*objects(), *others]:
+        adapter = hub.registry.owner(obj)
+        assert adapter is not None
+        fn = adapter.route_key_of(type(obj))
+        assert fn(obj) == adapter.route_key(obj), obj
+        specialised += getattr(fn, "__func__", None) is not type(adapter).route_key
+    assert specialised > 60  # numpy, torch, pyarrow, polars, nanoarrow: functions of their own
+    # another type than the one asked for: the method itself
+    assert hub.registry.owner(others[0]).route_key_of(type(others[0])) == (
+        hub.registry.owner(others[0]).route_key
+    )
+
+
+def test_a_kept_call_keys_its_objects_with_the_function_made_for_their_type() -> None:
+    hub = ih.Hub(autoload=False)
+    table = pa.table({"a": [1.0, 2.0]})
+    hub.convert(table, to="numpy")
+    kept = hub.planner.kept_route(table, "numpy")
+    assert kept is not None
+    key, run = kept
+    adapter = hub.registry.owner(table)
+    assert key is not adapter.route_key  # (the pyarrow adapter's own: no method frame)
+    assert key(table) == adapter.route_key(table)
+    assert np.shares_memory(run(table), hub.convert(table, to="numpy"))
+
+
 @pytest.mark.parametrize(
     ("first", "second", "to"),
     [

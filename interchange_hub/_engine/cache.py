@@ -1,9 +1,9 @@
 """The route cache of one hub: both kinds of remembered routes, one lock, one eviction rule.
 
-- **By call** (the fast path): ``(type, to, copy, device, strict)`` -> the source's adapter
-  and, per route key (:meth:`Adapter.route_key`), the compiled steps to rerun. A repeated
-  conversion then costs a route key and the steps themselves: nothing is described or
-  planned.
+- **By call** (the fast path): ``(type, to, copy, device, strict)`` -> the source's adapter,
+  its route key function for that type (:meth:`Adapter.route_key_of`, asked once) and,
+  per route key, the compiled steps to rerun. A repeated conversion then costs a route
+  key and the steps themselves: nothing is described or planned.
 - **By data signature**: ``(type, DataInfo.signature, request)`` -> the edges of the route
   the router found, re-estimated for new data of the same signature (cheap) instead of
   searched again. Where an estimate of the search said its choice depends on the data's
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Final
 from interchange_hub._core.records import field, record
 
 if TYPE_CHECKING:
-    from collections.abc import Hashable
+    from collections.abc import Callable, Hashable
 
     from interchange_hub._engine.plans import Compiled, Request
     from interchange_hub.adapter import Adapter, Edge
@@ -43,9 +43,11 @@ MAX_ROUTES = 4096  # routes kept by data signature
 
 @record(frozen=False)
 class FastRoutes:
-    """What the fast path keeps for one call: the source's adapter and its routes."""
+    """What the fast path keeps for one call: the source's adapter, the route key function
+    it gave for the call's type (:meth:`Adapter.route_key_of`) and the routes per key."""
 
     source: Adapter
+    key: Callable[[Any], Hashable | None]
     runs: dict[Hashable, Compiled] = field(default_factory=dict)
 
 
@@ -72,9 +74,15 @@ class RouteCache:
         generation: int | None = None,
     ) -> None:
         """Keep ``runs`` (the compiled steps) for objects with ``obj``'s route key (none:
-        nothing is kept), unless the cache was cleared since ``generation``."""
+        nothing is kept), unless the cache was cleared since ``generation``. The key is
+        computed by the function the fast path will call (:meth:`Adapter.route_key_of`
+        for ``call``'s type, asked when the call is first kept)."""
+        fast = self.calls.get(call)
+        keyer = fast.key if fast is not None and fast.source is source else None
         try:
-            key = source.route_key(obj)
+            if keyer is None:
+                keyer = source.route_key_of(call[0])
+            key = keyer(obj)
         except Exception:  # noqa: BLE001 - a plugin's broken key: plan every call instead
             return
         if key is None:
@@ -83,9 +91,9 @@ class RouteCache:
             if generation is not None and generation != self.generation:
                 return
             fast = self.calls.get(call)
-            if fast is None:
+            if fast is None or fast.source is not source:
                 _make_room(self.calls, MAX_CALLS)
-                fast = self.calls[call] = FastRoutes(source)
+                fast = self.calls[call] = FastRoutes(source, keyer)
             _make_room(fast.runs, MAX_KEYS_PER_CALL)
             fast.runs[key] = runs
 

@@ -80,7 +80,7 @@ class Planner:
             fast = None
         if fast is not None:
             try:
-                run = fast.runs.get(fast.source.route_key(obj))
+                run = fast.runs.get(fast.key(obj))
             except Exception:  # noqa: BLE001 - the slow path describes it, and says what failed
                 run = None
             if run is not None:
@@ -131,16 +131,17 @@ class Planner:
         dtype: object = None,
     ) -> tuple[Callable[[Any], Hashable | None], Callable[[Any], Any]] | None:
         """The two calls a repeated :meth:`convert` of ``obj`` makes on its fast path: the
-        source adapter's ``route_key`` and the run kept for that key; None where
-        ``convert`` would plan (nothing kept yet, or a route that is never kept). For
-        profiles of where a conversion's time goes: the rest of a call is the dispatch."""
+        source adapter's route key function (:meth:`Adapter.route_key_of`) and the run
+        kept for that key; None where ``convert`` would plan (nothing kept yet, or a route
+        that is never kept). For profiles of where a conversion's time goes: the rest of
+        a call is the dispatch."""
         try:
             fast = self._calls.get((type(obj), to, copy, device, strict, dtype))
         except TypeError:  # an unhashable to= or device=
             return None
         if fast is None:
             return None
-        key = fast.source.route_key
+        key = fast.key
         try:
             run = fast.runs.get(key(obj))
         except Exception:  # noqa: BLE001 - convert plans such an object, as here: None
@@ -225,7 +226,7 @@ class Planner:
         if fast is None:
             return None
         try:
-            run = fast.runs.get(fast.source.route_key(obj))
+            run = fast.runs.get(fast.key(obj))
         except Exception:  # noqa: BLE001 - the slow path says what failed
             return None
         if run is None:

@@ -63,12 +63,12 @@ class NumpyAdapter(Adapter):
         return tensors.describe_ndarray(obj)
 
     def route_key(self, obj: Any) -> Hashable | None:
-        if type(obj) is not _ndarray() or not obj.size:
-            return None  # masked arrays and empty ones are always planned
-        flags = obj.flags.num  # one int: contiguity (bits 0, 1), writeable, ...
-        if not flags & 3:
-            return None  # strided or negative: always planned
-        return (obj.dtype, obj.shape[1:], obj.ndim, flags)
+        if type(obj) is not _ndarray():
+            return None  # masked arrays are always planned
+        return _ndarray_key(obj)
+
+    def route_key_of(self, cls: type) -> Callable[[Any], Hashable | None]:
+        return _ndarray_key if cls is _ndarray() else self.route_key
 
     def buffers(self, obj: Any) -> list[Buffer]:
         return tensors.ndarray_buffers(obj)
@@ -119,6 +119,17 @@ class NumpyAdapter(Adapter):
             ),
             Edge("numpy", "numpy", self.name, "ndarray.astype", _cast_estimate, _cast, ("numpy",)),
         )
+
+
+def _ndarray_key(obj: Any) -> Hashable | None:
+    """The route key of a numpy ndarray (of that very type): dtype, trailing shape,
+    dimensions and flags; None for empty and strided arrays (always planned)."""
+    if not obj.size:
+        return None
+    flags = obj.flags.num  # one int: contiguity (bits 0, 1), writeable, ...
+    if not flags & 3:
+        return None  # strided or negative: always planned
+    return (obj.dtype, obj.shape[1:], obj.ndim, flags)
 
 
 def _export_estimate(ctx: Context) -> Estimate:

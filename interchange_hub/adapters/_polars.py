@@ -102,41 +102,17 @@ class PolarsAdapter(Adapter):
     def route_key(self, obj: Any) -> Hashable | None:
         frame, series = _KEYED or _keyed()  # (0.1 us less than _pl() and two attributes)
         cls = type(obj)
-        if cls is not frame and cls is not series:
-            return None
-        try:
-            if cls is frame:
-                return _frame_key(obj)
-            native = obj._s  # polars' native Series: 0.05 us a call, not 0.1-0.16
-            if not native.len():
-                return None
-            nulls = native.null_count() > 0
-            dtype = native.dtype()
-            plain = _PLAIN_DTYPES.get(type(dtype))
-            if plain is None:
-                plain = _plain_dtype(dtype)
-            if plain:  # the class says all: hashed and compared by identity, 0.3 us less
-                return (native.name(), type(dtype), native.n_chunks(), nulls)
-            if dtype.is_nested():  # what describe reads of its nested arrays, probed here
-                return (native.name(), dtype, native.n_chunks(), nulls, _bitmap_flags(obj))
-            return (native.name(), dtype, native.n_chunks(), nulls)
-        except AttributeError:  # polars changed its private handle: the public calls
-            pass
-        except TypeError:  # an unhashable dtype
-            return None
-        if not len(obj):
-            return None
-        columns = obj.get_columns() if cls is frame else (obj,)
-        try:
-            return (
-                cls,
-                tuple(
-                    (s.name, s.dtype, s.n_chunks(), s.null_count() > 0, _nested_key(s))
-                    for s in columns
-                ),
-            )
-        except TypeError:  # an unhashable dtype
-            return None
+        if cls is frame:
+            return _frame_route_key(obj)
+        if cls is series:
+            return _series_route_key(obj)
+        return None
+
+    def route_key_of(self, cls: type) -> Callable[[Any], Hashable | None]:
+        frame, series = _KEYED or _keyed()
+        if cls is frame:
+            return _frame_route_key
+        return _series_route_key if cls is series else self.route_key
 
     def buffers(self, obj: Any) -> list[Buffer]:
         pl = _pl()
@@ -455,36 +431,76 @@ class _LargeOnRequest:
         return f"<polars frame's Arrow stream, large types on request: {self.frame.shape}>"
 
 
-def _frame_key(df: Any) -> Hashable | None:
-    """A DataFrame's route key from polars' native frame in a few calls (1.9 µs for 4
-    columns through route_key, against 4.6 µs through the Series wrappers): names, dtype strings, chunk
-    counts. Nested and enum dtypes, whose strings leave out their fields or categories,
+def _series_route_key(obj: Any) -> Hashable | None:
+    """A Series' route key from polars' native Series: its name, dtype (the class where
+    that says all), chunk count and whether it holds nulls, and for a nested dtype the
+    flags describe probes of it by address."""
+    try:
+        native = obj._s  # polars' native Series: 0.05 us a call, not 0.1-0.16
+        if not native.len():
+            return None
+        nulls = native.null_count() > 0
+        dtype = native.dtype()
+        plain = _PLAIN_DTYPES.get(type(dtype))
+        if plain is None:
+            plain = _plain_dtype(dtype)
+        if plain:  # the class says all: hashed and compared by identity, 0.3 us less
+            return (native.name(), type(dtype), native.n_chunks(), nulls)
+        if dtype.is_nested():  # what describe reads of its nested arrays, probed here
+            return (native.name(), dtype, native.n_chunks(), nulls, _bitmap_flags(obj))
+        return (native.name(), dtype, native.n_chunks(), nulls)
+    except AttributeError:  # polars changed its private handle: the public calls
+        return _public_key(obj, (obj,))
+    except TypeError:  # an unhashable dtype
+        return None
+
+
+def _public_key(obj: Any, columns: Any) -> Hashable | None:
+    """The route key through polars' public Series calls (None for no rows)."""
+    if not len(obj):
+        return None
+    try:
+        return (
+            type(obj),
+            tuple(
+                (s.name, s.dtype, s.n_chunks(), s.null_count() > 0, _nested_key(s)) for s in columns
+            ),
+        )
+    except TypeError:  # an unhashable dtype
+        return None
+
+
+def _frame_route_key(df: Any) -> Hashable | None:
+    """A DataFrame's route key from polars' native frame in a few calls (1.6 µs for 4
+    columns, against 4.6 µs through the Series wrappers): names, dtype strings, chunk
+    counts, which columns hold nulls. Nested and enum dtypes, whose strings leave out their fields or categories,
     add the full dtypes, and nested columns what describe probes of them by address (a
     nested array's nulls and offsets do not show in the column's: :func:`_nested_key`).
     Whether each column holds nulls is in the key; whether polars realigns a flat
     column's validity bitmap on export (``Flag.BITMAP_REBUILT_ON_EXPORT``, which describe
     sees by exporting twice) is not: it changes only the plan's claim of a bitmap's copy
     (rows / 8 bytes), which a bound run checks where it matters, with copy=False
-    (:func:`_export_bind`)."""
-    native = df._df
-    if not native.height():  # (an empty frame is planned each time)
-        return None
-    columns = native.get_columns()
-    chunks = []
-    nulls = 0
-    for i, c in enumerate(columns):  # (one loop: 0.5 us less than two generator passes)
-        if c.null_count():
-            nulls |= 1 << i
-        chunks.append(c.n_chunks())
-    dtypes = tuple(native.dtype_strings())
-    flat = _FLAT_DTYPES.get(dtypes)
-    if flat is None:
-        flat = not any(d.startswith(_NESTED) or "enum" in d for d in dtypes)
-        if len(_FLAT_DTYPES) >= 1024:
-            _FLAT_DTYPES.clear()
-        _FLAT_DTYPES[dtypes] = flat
-    if not flat:
-        try:
+    (:func:`_export_bind`). Where polars changed its private handles: the public calls
+    (:func:`_public_key`)."""
+    try:
+        native = df._df
+        if not native.height():  # (an empty frame is planned each time)
+            return None
+        columns = native.get_columns()
+        chunks = []
+        nulls = 0
+        for i, c in enumerate(columns):  # (one loop: 0.5 us less than two generator passes)
+            if c.null_count():
+                nulls |= 1 << i
+            chunks.append(c.n_chunks())
+        dtypes = tuple(native.dtype_strings())
+        flat = _FLAT_DTYPES.get(dtypes)
+        if flat is None:
+            flat = not any(d.startswith(_NESTED) or "enum" in d for d in dtypes)
+            if len(_FLAT_DTYPES) >= 1024:
+                _FLAT_DTYPES.clear()
+            _FLAT_DTYPES[dtypes] = flat
+        if not flat:
             return (
                 tuple(native.columns()),
                 tuple(df.dtypes),
@@ -492,9 +508,11 @@ def _frame_key(df: Any) -> Hashable | None:
                 nulls,
                 tuple(_nested_key(s) for s in df.get_columns()),
             )
-        except TypeError:  # an unhashable dtype
-            return None
-    return (tuple(native.columns()), dtypes, tuple(chunks), nulls)
+        return (tuple(native.columns()), dtypes, tuple(chunks), nulls)
+    except AttributeError:  # polars changed its private handle: the public calls
+        return _public_key(df, df.get_columns())
+    except TypeError:  # an unhashable dtype
+        return None
 
 
 # polars' DataFrame and Series classes, once polars is imported (the route key's test of

@@ -70,9 +70,13 @@ class PyArrowAdapter(Adapter):
     def __init__(self) -> None:
         # pyarrow data is immutable: an object's key is computed once (see IdentityKeys).
         self._keys = IdentityKeys(arrowkit.route_key)
+        self._lookup = self._keys.lookup()
 
     def route_key(self, obj: Any) -> Hashable | None:
         return self._keys(obj)
+
+    def route_key_of(self, cls: type) -> Callable[[Any], Hashable | None]:
+        return self._lookup  # (route_key's table, without its method's frame)
 
     def is_one_shot(self, obj: object) -> bool:
         return isinstance(obj, arrowkit.pa_module().RecordBatchReader)

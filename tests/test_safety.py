@@ -160,6 +160,27 @@ def test_the_write_through_warning_is_the_hubs_own_once_per_site_under_always(
     assert len([w for w in caught if issubclass(w.category, ih.WriteThroughWarning)]) == 3
 
 
+def test_the_write_through_warning_keeps_the_code_of_each_site_it_warned_from(
+    hub: ih.Hub,
+) -> None:
+    # Sites are kept by their code object's id, with the code held: a cell run again (a
+    # new code object of the same text, the old one freed) is a new site, never one whose
+    # id the freed code left behind; one code object run twice is one site.
+    arr = np.arange(3.0)
+    arr.flags.writeable = False
+    hub.convert(arr, to="torch")  # planned: the fast path from here on
+    namespace = {"hub": hub, "arr": arr}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for i in range(3):
+            exec(compile("hub.convert(arr, to='torch')", f"<cell {i}>", "exec"), namespace)
+        cell = compile("hub.convert(arr, to='torch')", "<cell>", "exec")
+        exec(cell, namespace)
+        exec(cell, namespace)
+    shown = [w for w in caught if issubclass(w.category, ih.WriteThroughWarning)]
+    assert [w.filename for w in shown] == ["<cell 0>", "<cell 1>", "<cell 2>", "<cell>"]
+
+
 def test_the_write_through_warning_names_each_call_site_of_ih_convert_too() -> None:
     # The site is found by skipping the hub's own frames (Planner.convert and ih.convert
     # or Hub.convert) at once: each of the user's lines is a site, however it calls.

@@ -246,7 +246,9 @@ class WriteThroughWarning(UserWarning):
 
     Pass ``copy=True`` for independent memory, or filter the warning once the result is
     only read (``warnings.filterwarnings("ignore", category=ih.WriteThroughWarning)``).
-    Shown once per call site, as torch's own ``from_numpy`` warns once.
+    Shown once per call site, as torch's own ``from_numpy`` warns once. A site is a code
+    object and the call's instruction in it: code compiled anew (a notebook cell run
+    again, a string passed to ``exec``) is a new site.
     """
 
 

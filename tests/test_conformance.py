@@ -42,6 +42,9 @@ def test_a_fast_path_key_function_that_disagrees_with_route_key_fails() -> None:
     assert failed["float table: route key"] == (
         "route_key_of(type) gives ('box', 40), route_key ('box', ('x', 'y'))"
     )
+    raising = check_conformance(miskeyed.Raising(), "boxes")
+    failed = {c.name: c.detail for c in raising.failures}
+    assert failed["float table: route key"] == "raised ValueError: no key for this box"
     honest = assert_conforms(boxes, "boxes")
     keyed = [c for c in honest.checks if c.name.endswith(": route key")]
     assert keyed and all(c.passed and c.detail == "consistent" for c in keyed)

@@ -8,9 +8,12 @@ results, sharing and warnings of a freshly planned conversion.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import itertools
 import warnings
+from collections.abc import Hashable
 from typing import Any
+from unittest.mock import ANY
 
 import nanoarrow as na
 import numpy as np
@@ -137,9 +140,35 @@ def test_the_fast_paths_key_functions_give_route_keys_own_keys(hub: ih.Hub) -> N
         specialised += getattr(fn, "__func__", None) is not type(adapter).route_key
     assert specialised > 60  # numpy, torch, pyarrow, polars, nanoarrow: functions of their own
     # another type than the one asked for: the method itself
-    assert hub.registry.owner(others[0]).route_key_of(type(others[0])) == (
-        hub.registry.owner(others[0]).route_key
-    )
+    owner = hub.registry.owner(others[0])
+    assert owner is not None and owner.route_key_of(type(others[0])) == owner.route_key
+
+
+@pytest.mark.parametrize(
+    ("module", "name", "obj"),
+    [
+        ("_numpy", "NumpyAdapter", np.arange(3.0)),
+        ("_torch", "TorchAdapter", torch.arange(3.0)),
+        ("_pyarrow", "PyArrowAdapter", pa.array([1.0])),
+        ("_nanoarrow", "NanoarrowAdapter", na.Array(pa.array([1.0]))),
+        ("_polars", "PolarsAdapter", pl.DataFrame({"a": [1.0]})),
+        ("_polars", "PolarsAdapter", pl.Series("a", [1.0])),
+    ],
+)
+def test_a_subclass_that_keys_its_own_way_is_keyed_its_way(
+    module: str, name: str, obj: Any
+) -> None:
+    # A built-in adapter's key functions are its route_key's; a subclass's route_key is
+    # not, so route_key_of gives the subclass's method (found in review).
+    base = getattr(importlib.import_module(f"interchange_hub.adapters.{module}"), name)
+
+    class Own(base):  # type: ignore[misc, valid-type]
+        def route_key(self, obj: Any) -> Hashable | None:
+            return ("own", type(obj).__name__)
+
+    builtin, own = base(), Own()
+    assert builtin.route_key_of(type(obj))(obj) == builtin.route_key(obj) != ("own", ANY)
+    assert own.route_key_of(type(obj))(obj) == ("own", type(obj).__name__)
 
 
 def test_a_kept_call_keys_its_objects_with_the_function_made_for_their_type() -> None:
@@ -150,6 +179,7 @@ def test_a_kept_call_keys_its_objects_with_the_function_made_for_their_type() ->
     assert kept is not None
     key, run = kept
     adapter = hub.registry.owner(table)
+    assert adapter is not None
     assert key is not adapter.route_key  # (the pyarrow adapter's own: no method frame)
     assert key(table) == adapter.route_key(table)
     assert np.shares_memory(run(table), hub.convert(table, to="numpy"))

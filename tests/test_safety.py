@@ -18,6 +18,7 @@ import pyarrow as pa
 import pytest
 
 import interchange_hub as ih
+from interchange_hub._engine import planner as planner_module
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -173,12 +174,42 @@ def test_the_write_through_warning_keeps_the_code_of_each_site_it_warned_from(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for i in range(3):
-            exec(compile("hub.convert(arr, to='torch')", f"<cell {i}>", "exec"), namespace)
+            cell = compile("hub.convert(arr, to='torch')", f"<cell {i}>", "exec")
+            exec(cell, namespace)  # noqa: S102 - a notebook's cell, run again: our own text
         cell = compile("hub.convert(arr, to='torch')", "<cell>", "exec")
-        exec(cell, namespace)
-        exec(cell, namespace)
+        exec(cell, namespace)  # noqa: S102 - one code object run twice: one site
+        exec(cell, namespace)  # noqa: S102
     shown = [w for w in caught if issubclass(w.category, ih.WriteThroughWarning)]
     assert [w.filename for w in shown] == ["<cell 0>", "<cell 1>", "<cell 2>", "<cell>"]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [pa.array([1, 2], pa.uint16()), pa.array([1, 2], pa.timestamp("us"))],
+    ids=["lossless", "lossy"],
+)
+def test_a_site_warned_from_is_found_in_one_lookup_on_the_fast_path(
+    hub: ih.Hub, source: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Only the first call from a site walks the stack (_warn_site); a lossy route, kept
+    # inside the run that warns of its losses, looks one frame further down (review).
+    walks: list[object] = []
+    walk = planner_module._warn_site
+
+    def counted(*args: Any) -> None:
+        walks.append(args[0])
+        walk(*args)
+
+    monkeypatch.setattr(planner_module, "_warn_site", counted)
+    assert hub.plan(source, to="torch").write_through
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(4):
+            hub.convert(source, to="torch")  # planned once, then the fast path
+    assert hub.planner.kept_route(source, "torch") is not None
+    assert len(walks) == 1
+    shown = [w for w in caught if issubclass(w.category, ih.WriteThroughWarning)]
+    assert len(shown) == 1 and shown[0].filename == __file__
 
 
 def test_the_write_through_warning_names_each_call_site_of_ih_convert_too() -> None:

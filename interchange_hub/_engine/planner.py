@@ -457,7 +457,10 @@ def _compiled(plan: Plan, request: Request) -> Compiled:
     """The plan's steps as one function, warning on each call where the result writes
     through to read-only source memory."""
     compiled = compile_runs(runs_of(plan, request))
-    return _warns_write_through(compiled, plan) if plan.write_through else compiled
+    if not plan.write_through:
+        return compiled
+    # (a lossy route is kept inside _warns_losses' run: its caller one frame further down)
+    return _warns_write_through(compiled, plan, 4 if plan.losses else 3)
 
 
 def _warns_losses(compiled: Compiled, plan: Plan) -> Compiled:
@@ -476,8 +479,10 @@ def _warns_losses(compiled: Compiled, plan: Plan) -> Compiled:
     return run
 
 
-def _warns_write_through(compiled: Compiled, plan: Plan) -> Compiled:
-    """``compiled``, warning on each call that its result writes through to the source."""
+def _warns_write_through(compiled: Compiled, plan: Plan, depth: int = 3) -> Compiled:
+    """``compiled``, warning on each call that its result writes through to the source;
+    ``depth``: how many frames down its caller's site usually is (3: this run, called by
+    Planner.convert, called by ih.convert or Hub.convert)."""
     message = (
         f"the {plan.target} result shares memory with the {plan.source}, which treats it as "
         "read-only, and the target ignores read-only flags: writing to the result changes "
@@ -496,11 +501,11 @@ def _warns_write_through(compiled: Compiled, plan: Plan) -> Compiled:
     def run(obj: Any) -> Any:
         result = compiled(obj)
         # The caller is looked for where it usually is, below this run, Planner.convert
-        # and ih.convert or Hub.convert (getframe(3): 0.4 us less than two steps of
+        # and ih.convert or Hub.convert (getframe(depth): 0.4 us less than steps of
         # f_back, which make a frame object of each); a site warned from is found there
         # in one lookup (only the user's sites are kept). Anything else is walked.
         try:
-            frame = getframe(3)
+            frame = getframe(depth)
         except ValueError:  # (a shallower stack: a caller of the planner's own)
             frame = getframe(1)
         if (id(frame.f_code), frame.f_lasti) not in seen:  # (f_lineno decodes: slower)

@@ -78,6 +78,8 @@ class NanoarrowAdapter(Adapter):
         return self._keys(obj) if type(obj) is (_ARRAY or _array_class()) else None
 
     def route_key_of(self, cls: type) -> Callable[[Any], Hashable | None]:
+        if type(self).route_key is not NanoarrowAdapter.route_key:  # (a subclass keys its own way)
+            return self.route_key
         # An Array's key from route_key's table without its method and type test; other
         # types (streams, subclasses) have none.
         return self._lookup if cls is (_ARRAY or _array_class()) else self.route_key

@@ -68,6 +68,8 @@ class NumpyAdapter(Adapter):
         return _ndarray_key(obj)
 
     def route_key_of(self, cls: type) -> Callable[[Any], Hashable | None]:
+        if type(self).route_key is not NumpyAdapter.route_key:  # (a subclass keys its own way)
+            return self.route_key
         return _ndarray_key if cls is _ndarray() else self.route_key
 
     def buffers(self, obj: Any) -> list[Buffer]:

@@ -109,6 +109,8 @@ class PolarsAdapter(Adapter):
         return None
 
     def route_key_of(self, cls: type) -> Callable[[Any], Hashable | None]:
+        if type(self).route_key is not PolarsAdapter.route_key:  # (a subclass keys its own way)
+            return self.route_key
         frame, series = _KEYED or _keyed()
         if cls is frame:
             return _frame_route_key

@@ -76,6 +76,8 @@ class PyArrowAdapter(Adapter):
         return self._keys(obj)
 
     def route_key_of(self, cls: type) -> Callable[[Any], Hashable | None]:
+        if type(self).route_key is not PyArrowAdapter.route_key:  # (a subclass keys its own way)
+            return self.route_key
         return self._lookup  # (route_key's table, without its method's frame)
 
     def is_one_shot(self, obj: object) -> bool:

@@ -156,6 +156,8 @@ class TorchAdapter(Adapter):
         return _tensor_key(obj) if type(obj) is _tensor_types()[0] else None
 
     def route_key_of(self, cls: type) -> Callable[[Any], Hashable | None]:
+        if type(self).route_key is not TorchAdapter.route_key:  # (a subclass keys its own way)
+            return self.route_key
         return _tensor_key if cls is _tensor_types()[0] else self.route_key
 
     def concat(self, parts: Sequence[Any]) -> Any:

@@ -21,3 +21,16 @@ class MiskeyedAdapter(BoxAdapter):
 @ih.hookimpl
 def register_adapters(register: Any) -> None:
     register(MiskeyedAdapter())
+
+
+class RaisingAdapter(BoxAdapter):
+    def route_key(self, obj: Any) -> Hashable | None:
+        raise ValueError("no key for this box")
+
+
+class Raising:
+    """A plugin (an object, not a module) whose adapter's route_key raises."""
+
+    @ih.hookimpl
+    def register_adapters(self, register: Any) -> None:
+        register(RaisingAdapter())

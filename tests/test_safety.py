@@ -144,15 +144,22 @@ def test_the_write_through_warning_shows_once_per_call_site(hub: ih.Hub) -> None
     assert len([w for w in caught if issubclass(w.category, ih.WriteThroughWarning)]) == 2
 
 
+def _planned_read_only(hub: ih.Hub) -> np.ndarray[Any, Any]:
+    """A read-only array whose conversion to torch (it writes through) the hub has planned
+    once: the fast path from here on."""
+    arr = np.arange(3.0)
+    arr.flags.writeable = False
+    hub.convert(arr, to="torch")
+    return arr
+
+
 def test_the_write_through_warning_is_the_hubs_own_once_per_site_under_always(
     hub: ih.Hub,
 ) -> None:
     # Under "always" Python's registry removes no repeat: only the hub's own record of
     # the sites it warned from shows each once (found in review: the "default" test
     # above passes whatever the hub keys its sites by).
-    arr = np.arange(3.0)
-    arr.flags.writeable = False
-    hub.convert(arr, to="torch")  # planned: the fast path from here on
+    arr = _planned_read_only(hub)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for _ in range(5):
@@ -167,10 +174,7 @@ def test_the_write_through_warning_keeps_the_code_of_each_site_it_warned_from(
     # Sites are kept by their code object's id, with the code held: a cell run again (a
     # new code object of the same text, the old one freed) is a new site, never one whose
     # id the freed code left behind; one code object run twice is one site.
-    arr = np.arange(3.0)
-    arr.flags.writeable = False
-    hub.convert(arr, to="torch")  # planned: the fast path from here on
-    namespace = {"hub": hub, "arr": arr}
+    namespace = {"hub": hub, "arr": _planned_read_only(hub)}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for i in range(3):

@@ -246,9 +246,10 @@ class IdentityKeys:
     def lookup(self) -> Callable[[Any], int | None]:
         """This table's call as one plain function, for :meth:`Adapter.route_key_of`: an
         object already seen costs a dictionary lookup and a weak reference's check,
-        without the frame of a method call (0.25 us against 0.45 for ``__call__``
-        through ``route_key``). Take it of the very table ``route_key`` reads: another
-        table gives other tokens for the same keys."""
+        without the frame of a method call (0.25 us against 0.57 through a
+        ``route_key`` that calls the table, 0.45 for ``__call__`` alone, on one machine).
+        Take it of the very table ``route_key`` reads: another table gives other tokens
+        for the same keys."""
         keys, compute = self._keys, self.__call__
 
         def route_key(obj: Any) -> int | None:

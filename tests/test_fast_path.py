@@ -1583,6 +1583,47 @@ def test_numeric_tables_with_integer_nulls_reach_pandas_as_to_pandas_makes_them(
     assert table.to_pydict() == before
 
 
+def test_numeric_frames_have_labels_of_their_own_as_pandas_options_make_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The column labels are made once per tuple of names and options; each frame gets an
+    # Index of its own (its name set apart), of the dtype pd.DataFrame gives them now.
+    from interchange_hub.adapters import _pandas
+
+    table = pa.table(NUMERIC_TABLES_WITH_NULLS["int64 and float64"])
+    hub = ih.Hub(autoload=False)
+    first, second = (hub.convert(table, to="pandas") for _ in range(2))
+    first.columns.name = "renamed"
+    assert second.columns.name is None
+    assert hub.convert(table, to="pandas").columns.name is None
+    default = pd.DataFrame({"i": [0]}).columns.dtype
+    assert first.columns.dtype == default
+    with pd.option_context("mode.string_storage", "python"):
+        python = pd.DataFrame({"i": [0]}).columns.dtype
+        assert python != default
+        assert hub.convert(table, to="pandas").columns.dtype == python
+    assert hub.convert(table, to="pandas").columns.dtype == default
+    # Where pandas has no constructor of frames from blocks: pd.DataFrame, the same frame
+    monkeypatch.setattr(_pandas, "_blocks_frame_maker", lambda: None)
+    made = hub.convert(table, to="pandas")
+    pd.testing.assert_frame_equal(made, second)
+    assert made._mgr.nblocks == second._mgr.nblocks == 2
+
+
+def test_pandas_string_options_read_without_pandas_store_of_options(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from interchange_hub.adapters import _pandas
+
+    stored = _pandas._string_options()
+    monkeypatch.setattr(_pandas, "_option_store", lambda: None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (pandas' deprecation of future.infer_string)
+        assert _pandas._string_options() == stored
+        with pd.option_context("mode.string_storage", "python"):
+            assert _pandas._string_options() != stored
+
+
 def test_the_bound_numeric_frame_leaves_pandas_metadata_and_boolean_nulls_to_the_general_run(
     hub: ih.Hub,
 ) -> None:

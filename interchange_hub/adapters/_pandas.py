@@ -1100,9 +1100,13 @@ def _arrow_frame(table: Any) -> Any:
     if not (meta and b"pandas" in meta):
         # No index or labels to rebuild: the frame of the columns' extension arrays, what
         # to_pandas(split_blocks=True, types_mapper=pd.ArrowDtype) gives (a test compares
-        # them), 70 us where that takes 95 (4 columns of 1,000 rows).
+        # them), 70 us where that takes 95 (4 columns of 1,000 rows); with its labels made
+        # once (:func:`_frame_of_columns`), 45 us where that takes 201 on a slower machine
+        # (an int64 and a string column of 1,000 rows; 144 us through pd.DataFrame).
         wrap = pd.arrays.ArrowExtensionArray
         columns = dict(zip(table.column_names, map(wrap, table.columns), strict=True))
+        if len(columns) == table.num_columns:  # (distinct names: labels made once)
+            return _frame_of_columns(columns, table.num_rows)
         return pd.DataFrame(columns, index=pd.RangeIndex(table.num_rows), copy=False)
     apart = [i for i, f in enumerate(table.schema) if _is_extension(pa, f.type)]
     plain = _unlisted(table.drop_columns([table.column_names[i] for i in apart]))

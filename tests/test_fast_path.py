@@ -1624,6 +1624,102 @@ def test_pandas_string_options_read_without_pandas_store_of_options(
             assert _pandas._string_options() != stored
 
 
+def _plain_tables() -> dict[str, pa.Table]:
+    ts = [1_600_000_000_000_000 + i for i in range(4)]
+    return {
+        "mixed": pa.table(
+            {
+                "i": pa.array([1, 2, 3, 4]),
+                "f": pa.array([1.5, None, 2.5, 3.5]),
+                "n": pa.array([float("nan"), 1.0, 2.0, 3.0]),  # (NaN, no nulls: no loss)
+                "s": pa.array(["a", None, "ccc", ""]),
+                "b": pa.array([True, False, True, True]),
+                "ts": pa.array(ts, pa.timestamp("us")),
+            }
+        ),
+        "every width": pa.table(
+            {
+                "a": pa.array([1, 2, 3, 4], pa.int8()),
+                "b": pa.array([1, 2, 3, 4], pa.uint64()),
+                "c": pa.array([1.0, None, 3.0, 4.0], pa.float32()),
+                "d": pa.array(np.array([1, 2, 3, 4], np.float16)),
+                "e": pa.array(["x", "y", None, "z"], pa.large_string()),
+            }
+        ),
+        "temporal": pa.table(
+            {
+                "s": pa.array([1, None, 3, 4], pa.timestamp("s")),
+                "ns": pa.array([1, 2, 3, None], pa.timestamp("ns")),
+                "d": pa.array([5, None, 7, 8], pa.duration("ms")),
+                "v": pa.array(["p", "q", None, "r"], pa.string_view()),
+            }
+        ),
+        "sliced and chunked": pa.table(
+            {
+                "i": pa.chunked_array([pa.array([9, 1, 2, 3]).slice(1), pa.array([4, 5])]),
+                "s": pa.chunked_array([pa.array(["a", "b"]), pa.array([None, "d", "e"])]),
+                "f": pa.chunked_array([pa.array([0.5, 1.5, 2.5, 3.5, 4.5]).slice(0)]),
+            }
+        ),
+        "no rows": pa.table({"i": pa.array([], pa.int64()), "s": pa.array([], pa.string())}),
+    }
+
+
+@pytest.mark.parametrize("name", list(_plain_tables()))
+def test_plain_tables_made_a_column_at_a_time_are_the_frames_to_pandas_makes(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The bound run makes the frame a column at a time; it is to_pandas' (dtypes,
+    # values, labels and their dtype, index, blocks), shares what it shares, and leaves
+    # the source alone when written to.
+    from interchange_hub.adapters import _pandas
+
+    table = _plain_tables()[name]
+    hub = ih.Hub(autoload=False)
+    with monkeypatch.context() as m:
+        made = _count_calls(m, _pandas, "_frame_by_columns")
+        fast = [hub.convert(table, to="pandas") for _ in range(2)]
+    assert len(made) == 2 and made[0][1] is not None  # each call, made a column at a time
+    with monkeypatch.context() as m:
+        m.setattr(_pandas, "_column_strings", lambda info: None)
+        general = ih.Hub(autoload=False).convert(table, to="pandas")
+    expected = table.to_pandas(split_blocks=True)
+    for frame in fast:
+        pd.testing.assert_frame_equal(frame, general)
+        pd.testing.assert_frame_equal(frame, expected)
+        assert list(frame.dtypes) == list(general.dtypes)
+        assert frame.columns.dtype == general.columns.dtype
+        assert frame._mgr.nblocks == general._mgr.nblocks
+        assert hub.shared_bytes(frame, table) == hub.shared_bytes(general, table)
+    before = repr(table.to_pydict())  # (as text: NaN equals no NaN)
+    frame = fast[0]
+    for column in frame.columns:
+        if len(frame):
+            frame.loc[0, column] = frame[column].iloc[-1]
+    assert repr(table.to_pydict()) == before
+
+
+def test_polars_frames_of_strings_reach_pandas_a_column_at_a_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # polars exports string_view: read as large strings, made a column at a time
+    from interchange_hub.adapters import _pandas
+
+    frame = pl.DataFrame({"s": ["a", None, "ccc"], "i": [1, 2, 3], "f": [0.5, None, 1.5]})
+    hub = ih.Hub(autoload=False)
+    with monkeypatch.context() as m:
+        made = _count_calls(m, _pandas, "_frame_by_columns")
+        out = [hub.convert(frame, to="pandas") for _ in range(2)]
+    assert len(made) == 2
+    for got in out:
+        pd.testing.assert_frame_equal(got, frame.to_pandas())
+        assert str(got["s"].dtype) == "str"
+    with pd.option_context("mode.string_storage", "python"):  # the dtype follows pandas
+        got = hub.convert(frame, to="pandas")
+        assert got["s"].dtype == pd.DataFrame({"s": ["x"]})["s"].dtype
+        assert got.columns.dtype == pd.DataFrame({"s": ["x"]}).columns.dtype
+
+
 def test_the_bound_numeric_frame_leaves_pandas_metadata_and_boolean_nulls_to_the_general_run(
     hub: ih.Hub,
 ) -> None:

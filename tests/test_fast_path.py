@@ -1610,6 +1610,32 @@ def test_numeric_frames_have_labels_of_their_own_as_pandas_options_make_them(
     assert made._mgr.nblocks == second._mgr.nblocks == 2
 
 
+@pytest.mark.parametrize("infer_string", [True, False])
+def test_frames_share_no_labels_a_write_could_change(infer_string: bool) -> None:
+    # Frames of the same names share their labels' values (made once): those values are
+    # read-only, so that a write through one frame's labels cannot rename another's.
+    table = pa.table({"i": pa.array([1, None]), "f": pa.array([0.5, 1.5])})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (pandas 3.1 deprecates future.infer_string)
+        with pd.option_context("future.infer_string", infer_string):
+            hub = ih.Hub(autoload=False)
+            first, second = (hub.convert(table, to="pandas") for _ in range(2))
+            assert first.columns.dtype == pd.DataFrame({"i": [0]}).columns.dtype
+            writes = (
+                lambda: first.columns.values.__setitem__(0, "z"),
+                lambda: first.columns.array.__setitem__(0, "z"),
+                lambda: np.asarray(first.columns).__setitem__(0, "z"),
+            )
+            for write in writes:
+                try:
+                    write()
+                except (ValueError, TypeError):
+                    pass
+            assert list(second.columns) == ["i", "f"]
+            assert list(hub.convert(table, to="pandas").columns) == ["i", "f"]
+            assert list(first.columns) == ["i", "f"]
+
+
 def test_pandas_string_options_read_without_pandas_store_of_options(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -1658,7 +1684,8 @@ def _plain_tables() -> dict[str, pa.Table]:
             {
                 "i": pa.chunked_array([pa.array([9, 1, 2, 3]).slice(1), pa.array([4, 5])]),
                 "s": pa.chunked_array([pa.array(["a", "b"]), pa.array([None, "d", "e"])]),
-                "f": pa.chunked_array([pa.array([0.5, 1.5, 2.5, 3.5, 4.5]).slice(0)]),
+                # (one chunk at an offset: shared from its offset on)
+                "f": pa.chunked_array([pa.array([9.5, 0.5, 1.5, 2.5, 3.5, 4.5]).slice(1)]),
             }
         ),
         "no rows": pa.table({"i": pa.array([], pa.int64()), "s": pa.array([], pa.string())}),
@@ -1676,10 +1703,17 @@ def test_plain_tables_made_a_column_at_a_time_are_the_frames_to_pandas_makes(
 
     table = _plain_tables()[name]
     hub = ih.Hub(autoload=False)
+    made: list[object] = []
+    real = _pandas._frame_by_columns
+
+    def recorded(*args: Any) -> Any:
+        made.append(real(*args))
+        return made[-1]
+
     with monkeypatch.context() as m:
-        made = _count_calls(m, _pandas, "_frame_by_columns")
+        m.setattr(_pandas, "_frame_by_columns", recorded)
         fast = [hub.convert(table, to="pandas") for _ in range(2)]
-    assert len(made) == 2  # each call, made a column at a time
+    assert len(made) == 2 and None not in made  # each call, made a column at a time
     with monkeypatch.context() as m:
         m.setattr(_pandas, "_column_strings", lambda info: None)
         general = ih.Hub(autoload=False).convert(table, to="pandas")

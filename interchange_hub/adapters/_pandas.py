@@ -1105,7 +1105,7 @@ def _arrow_frame(table: Any) -> Any:
         # (an int64 and a string column of 1,000 rows; 144 us through pd.DataFrame).
         wrap = pd.arrays.ArrowExtensionArray
         columns = dict(zip(table.column_names, map(wrap, table.columns), strict=True))
-        if len(columns) == table.num_columns:  # (distinct names: labels made once)
+        if columns and len(columns) == table.num_columns:  # (distinct names: labels once)
             return _frame_of_columns(columns, table.num_rows)
         return pd.DataFrame(columns, index=pd.RangeIndex(table.num_rows), copy=False)
     apart = [i for i, f in enumerate(table.schema) if _is_extension(pa, f.type)]
@@ -1840,7 +1840,7 @@ def _frame_of_columns(columns: dict[str, Any], rows: int) -> Any:
     pd = _pd()
     make = _blocks_frame_maker()
     if make is None:
-        return pd.DataFrame(columns, copy=False)
+        return pd.DataFrame(columns, index=pd.RangeIndex(rows), copy=False)
     blocks = []
     place = np_module().array
     for i, values in enumerate(columns.values()):
@@ -1868,14 +1868,63 @@ _LABELS: dict[tuple[Hashable, tuple[str, ...]], Any] = {}
 
 
 def _labels(names: tuple[str, ...]) -> Any:
-    key = (_string_options(), names)
+    """The column labels of a frame of columns named ``names``, what ``pd.DataFrame``
+    makes of a dict's keys: a view of the Index kept for those names where its values
+    can be made read-only (:func:`_sealed_labels`), else a new Index."""
+    options = _string_options()
+    key = (options, names)
     labels = _LABELS.get(key)
     if labels is None:
+        # (what pd.DataFrame makes of a dict's keys: names are strings, never a range)
+        labels = _pd().Index(list(names))
+        if not _sealed_labels(labels, options):
+            return labels  # (values a frame could write to: an Index of its own)
         if len(_LABELS) >= 256:
             _LABELS.clear()
-        # (what pd.DataFrame makes of a dict's keys: names are strings, never a range)
-        labels = _LABELS[key] = _pd().Index(list(names))
+        _LABELS[key] = labels
     return labels.view()
+
+
+# Whether, for each state of pandas' string options, an Index of string labels can be
+# made read-only (:func:`_sealed_labels`), as found once on a probe.
+_SEALABLE: dict[Hashable, bool] = {}
+
+
+def _sealed_labels(labels: Any, options: Hashable) -> bool:
+    """Make the values of ``labels`` read-only, so that frames can share them: an
+    in-place write to one frame's labels (``df.columns.values[0] = "z"``, which pandas
+    3.0's pyarrow-backed labels and object labels allow) would rename the columns of every
+    frame sharing them. Whether that holds, found once per state of the options on a
+    probe Index (written to through ``values``, ``array`` and ``np.asarray``, then read
+    back); False where it does not: each frame then gets labels of its own."""
+    sealable = _SEALABLE.get(options)
+    if sealable is None:
+        probe = _pd().Index(["a", "b"])
+        _seal(probe)
+        for write in (
+            lambda: probe.values.__setitem__(0, "z"),
+            lambda: probe.array.__setitem__(0, "z"),
+            lambda: np_module().asarray(probe).__setitem__(0, "z"),
+        ):
+            try:
+                write()
+            except Exception:  # noqa: BLE001, S110 - refused: what sealing is for
+                pass
+        sealable = _SEALABLE[options] = list(probe) == ["a", "b"]
+    if sealable:
+        _seal(labels)
+    return sealable
+
+
+def _seal(labels: Any) -> None:
+    """The values of an Index made read-only where pandas keeps a flag for it: a numpy
+    array's ``writeable``, a pyarrow-backed array's ``_readonly`` (pandas 3.0 leaves it
+    False for an Index; 3.1 sets it)."""
+    data = getattr(labels, "_data", None)
+    if isinstance(data, np_module().ndarray):
+        data.flags.writeable = False
+    elif data is not None and hasattr(data, "_readonly"):
+        data._readonly = True
 
 
 def _string_options() -> Hashable:

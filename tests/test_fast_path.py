@@ -1713,7 +1713,7 @@ def test_plain_tables_made_a_column_at_a_time_are_the_frames_to_pandas_makes(
     with monkeypatch.context() as m:
         m.setattr(_pandas, "_frame_by_columns", recorded)
         fast = [hub.convert(table, to="pandas") for _ in range(2)]
-    assert len(made) == 2 and None not in made  # each call, made a column at a time
+    assert len(made) == 2 and all(out is not None for out in made)  # made each call
     with monkeypatch.context() as m:
         m.setattr(_pandas, "_column_strings", lambda info: None)
         general = ih.Hub(autoload=False).convert(table, to="pandas")

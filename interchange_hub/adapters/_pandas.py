@@ -1901,11 +1901,12 @@ def _sealed_labels(labels: Any, options: Hashable) -> bool:
     if sealable is None:
         probe = _pd().Index(["a", "b"])
         _seal(probe)
-        for write in (
+        writes: tuple[Callable[[], Any], ...] = (
             lambda: probe.values.__setitem__(0, "z"),
             lambda: probe.array.__setitem__(0, "z"),
             lambda: np_module().asarray(probe).__setitem__(0, "z"),
-        ):
+        )
+        for write in writes:
             try:
                 write()
             except Exception:  # noqa: BLE001, S110 - refused: what sealing is for

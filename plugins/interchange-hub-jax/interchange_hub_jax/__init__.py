@@ -26,8 +26,12 @@ jax asks for, taken with ``copy=False``). What JAX 0.10 does, measured:
   or says why not, and nothing writes to it, since jax Arrays are immutable;
 * it imports only compact strides (C order, F order or another transposition);
   other strided views are gathered into new memory first;
-* ``from_dlpack(copy=True)`` still shares a CPU buffer (jax 0.10.2), so copies are made
-  with ``jnp.array(..., copy=True)``;
+* ``from_dlpack(copy=True)`` still shares a CPU buffer (jax 0.10.2), so the plugin makes
+  its copies itself: under 512 KiB written by numpy into new memory at 64 bytes, which
+  jax views (:func:`_owned`), larger ones by jax (``device_put``, ``jnp.array``);
+* ``from_dlpack`` costs about 52 us a call, nearly all of it Python around jaxlib's
+  import of the capsule, which the plugin calls itself for CPU producers (6.6 us) once a
+  probe showed it gives what ``from_dlpack`` gives (:func:`_dlpack_in`);
 * with ``jax_enable_x64`` off (JAX's default) it **turns 64-bit data into 32-bit**
   (int64 -> int32, uint64 -> uint32, float64 -> float32, complex128 -> complex64), a new
   buffer where integers outside the 32-bit range wrap around. The plan reports it as a
@@ -141,11 +145,14 @@ _FRESH = (
     "jax views memory only at a 64-byte boundary, and the alignment of the buffer the "
     "previous step made is not known: counted as a copy"
 )
-# Below this many elements (256 KiB of float64), memory a step has just made is copied by
-# jax even where it could view it: jax.dlpack.from_dlpack costs 23-35 us whatever the
-# size, jnp.array's copy 28-33 us up to 125 KiB (174 us at 500 KiB; jax 0.10, 4 float64
-# columns, measured here). Elements, not bytes: counted alike when planned (the tensor's
-# shape) and when run (the array's size), whatever dtype a step ends up giving.
+# Where the import goes through jax.dlpack.from_dlpack (no direct import: _dlpack_in),
+# memory a step has just made is copied below this many elements (256 KiB of float64)
+# even where jax could view it: from_dlpack costs 23-52 us whatever the size, jnp.array's
+# copy 28-33 us up to 125 KiB (174 us at 500 KiB; jax 0.10, 4 float64 columns, measured
+# here). Through the direct import (6.6 us) a view costs less at every size, and aligned
+# new memory is viewed whatever its size. Elements, not bytes: counted alike when planned
+# (the tensor's shape) and when run (the array's size), whatever dtype a step ends up
+# giving.
 SHARE_FRESH_FROM = 1 << 15
 _SMALL_FRESH = (
     "the buffer the previous step made is small (under 32,768 elements): jax's own copy "
@@ -461,7 +468,7 @@ def _decide(ctx: Context, col: Column, readonly: bool, empty: bool) -> _Decision
         elif align == 0:
             reasons.append(_FRESH if ctx.fresh else _NOT_REPORTED)
             grow = small
-        elif small:
+        elif small and _direct_import() is None:
             reasons.append(_SMALL_FRESH)
             grow = True
     lossy = cast is not None and ctx.dtype != cast
@@ -509,13 +516,11 @@ def _import_estimate(ctx: Context) -> Estimate:
 def _import_bind(ctx: Context) -> Callable[[Any], Any]:
     decision = _import_decision(ctx)
     new = not ctx.fresh  # the input is the source's memory: a copy must not share it
-    config, array, ndarray = _jax().config, _jax().numpy.array, _np().ndarray
+    config, ndarray = _jax().config, _np().ndarray
     x64, recheck = decision.x64, decision.recheck
     # The commonest copy, a small numpy array or CPU tensor of the source's memory (under
-    # _PUT_FROM), is made here as _copy makes it (jnp.array(copy=True)), without its
-    # dispatch on the value's type. 1,000 float64 (16-byte aligned), the kept run against
-    # the run before: a numpy array 19.2 us against 23.7 (jnp.asarray alone 18.1), a torch
-    # tensor 23.9 against 28.5 (jnp.asarray(t.numpy()) 21.3).
+    # _PUT_FROM), is made here as _copy makes it (:func:`_owned`), without its dispatch on
+    # the value's type.
     plain = new and not (decision.empty or decision.share or decision.grow or decision.cast)
 
     def run(value: Any) -> Any:
@@ -530,7 +535,7 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any]:
             if recheck and value.size and not ndarray_address(value) % ALIGNMENT:
                 raise RouteChanged("the buffer is 64-byte aligned, unlike the one planned for")
             if value.nbytes < _PUT_FROM:  # (row-major or not, as _copy copies it)
-                return array(value, copy=True)
+                return _owned(value)
             return _copy(value, new)
         if decision.empty:
             return _copy(value, new=False)  # no bytes to share or to copy
@@ -595,13 +600,146 @@ def _share(value: Any) -> Any:
         value = _writable_alias(value)
     try:
         try:
-            return jax.dlpack.from_dlpack(value, copy=False)
+            return _dlpack_in(value)
         except BufferError:
             # A read-only producer refuses jax's unversioned capsule: read it as numpy
             # (versioned, read-only) and export that as a writable alias.
-            return jax.dlpack.from_dlpack(_writable_alias(np.from_dlpack(value)), copy=False)
+            return _dlpack_in(_writable_alias(np.from_dlpack(value)))
     except ValueError as exc:  # jax's "is not aligned to 64 bytes" under copy=False
         raise RouteChanged(str(exc)) from None
+
+
+# -- jax's DLPack import of a CPU capsule, without the Python around it -----------------------
+# jax.dlpack.from_dlpack spends most of its 52 us a call (jax 0.10.2, any size) in Python
+# around the one call that imports the capsule: backend and device lookups, a stream
+# query that fails on the CPU, and jnp.asarray(arr, dtype=<its canonical dtype>), a
+# primitive's dispatch that hands back the same buffer. That call (jaxlib's
+# dlpack_managed_tensor_to_buffer), made directly for a CPU producer under copy=False,
+# costs 6.6 us. _LOWER holds it once found and probed (None: not there, or not as
+# probed: from_dlpack for everything).
+_LOWER: list[Callable[[Any], Any] | None] = []
+# dtype -> whether jax keeps it as is, per state of jax_enable_x64 ((dtype, x64) -> bool)
+_CANONICAL: dict[tuple[Any, bool], bool] = {}
+
+
+def _dlpack_in(producer: Any) -> Any:
+    """``jax.dlpack.from_dlpack(producer, copy=False)`` for a CPU DLPack producer: the same
+    jax Array over the same memory (a test compares the two over dtypes, shapes, producers
+    and jax_enable_x64), by jaxlib's own import of the capsule where it is there and its
+    probe passed (:func:`_find_lower`). Anything that call does not take as from_dlpack
+    would (another device; a dtype jax keeps in another width, with jax_enable_x64 off; an
+    unaligned buffer, a producer's refusal, an error of any kind) goes to from_dlpack
+    itself, which gives jax's own answer or error (a ValueError for unaligned memory)."""
+    lower = _direct_import()
+    if lower is not None:
+        try:
+            code, index = producer.__dlpack_device__()
+            if code == 1 and index == 0:  # kDLCPU (jax asks the CPU for no stream)
+                out = lower(producer.__dlpack__(stream=None))
+                if _kept_as_is(out.dtype):
+                    return out
+        except Exception:  # noqa: BLE001, S110 - from_dlpack says what went wrong
+            pass
+    return _jax().dlpack.from_dlpack(producer, copy=False)
+
+
+def _direct_import() -> Callable[[Any], Any] | None:
+    """jaxlib's import of a CPU capsule where it is there and probed (:func:`_find_lower`,
+    once), else None."""
+    return _LOWER[0] if _LOWER else _find_lower()
+
+
+def _kept_as_is(dtype: Any) -> bool:
+    """Whether jax keeps ``dtype`` as it is now (its canonical dtype, which depends on
+    jax_enable_x64): from_dlpack casts the others."""
+    x64 = bool(_jax().config.jax_enable_x64)
+    kept = _CANONICAL.get((dtype, x64))
+    if kept is None:
+        kept = _CANONICAL[(dtype, x64)] = _jax().dtypes.canonicalize_dtype(dtype) == dtype
+    return kept
+
+
+def _find_lower() -> Callable[[Any], Any] | None:
+    """jaxlib's import of a CPU DLPack capsule under copy=False, as from_dlpack calls it
+    (jax 0.10: ``_jax.dlpack_managed_tensor_to_buffer(capsule, device, stream, copy,
+    dl_device_type)``, the last argument from jaxlib extension 467), once it gave what
+    from_dlpack gives for a probe (an aligned float32 array: a jax Array of its dtype,
+    shape, values, address, sharding and commitment); None where it is not there or did
+    not (from_dlpack is used), remembered."""
+    lower: Callable[[Any], Any] | None = None
+    try:
+        from jax._src import lib  # (jax's private module)
+
+        extension = getattr(lib, "_jax")  # noqa: B009 - not exported: mypy would refuse it
+        jaxlib_extension_version = lib.jaxlib_extension_version
+
+        to_buffer = extension.dlpack_managed_tensor_to_buffer
+        device = _jax().devices("cpu")[0]
+        args = (
+            (device, None, False, 1) if jaxlib_extension_version >= 467 else (device, None, False)
+        )
+
+        def candidate(capsule: Any) -> Any:
+            return to_buffer(capsule, *args)
+
+        if _probe(candidate):
+            lower = candidate
+    except Exception:  # noqa: BLE001, S110 - another jax: from_dlpack
+        pass
+    _LOWER[:] = [lower]
+    return lower
+
+
+def _probe(candidate: Callable[[Any], Any]) -> bool:
+    """Whether ``candidate`` imports an aligned float32 array as from_dlpack does."""
+    np, jax = _np(), _jax()
+    raw = np.empty(16 + ALIGNMENT, np.uint8)
+    start = -ndarray_address(raw) % ALIGNMENT
+    probe = raw[start : start + 16].view(np.float32)
+    probe[:] = (1.5, -2.0, 3.25, 4.0)
+    out, public = (
+        candidate(probe.__dlpack__(stream=None)),
+        jax.dlpack.from_dlpack(probe, copy=False),
+    )
+    return bool(
+        isinstance(out, jax.Array)
+        and type(out) is type(public)
+        and out.dtype == probe.dtype
+        and out.shape == probe.shape
+        and out.unsafe_buffer_pointer() == ndarray_address(probe)
+        and out.sharding == public.sharding
+        and out.committed == public.committed
+        and np.asarray(out).tolist() == probe.tolist()
+    )
+
+
+def _owned(arr: Any) -> Any:
+    """A copy of a numpy array (a dtype numpy exports through DLPack, that jax keeps as it
+    is) as a jax Array: written by numpy into new row-major memory at a 64-byte boundary,
+    which jax then views (:func:`_dlpack_in`): nothing else holds that memory, and jax
+    Arrays are immutable. 1,000 float64: 15.0 us, against 39.0 for jnp.array(copy=True);
+    60,000 (480 KiB, under :data:`_PUT_FROM`, below which the callers use it): 33.6
+    against 76.8."""
+    np = _np()
+    dtype, size = arr.dtype, arr.size
+    exported = _EXPORTED.get(dtype)
+    if exported is None:
+        exported = _EXPORTED[dtype] = _dtype_name(dtype) in _NUMPY_DLPACK
+    if not (exported and size):  # (jax makes no view of no bytes)
+        return _jax().numpy.array(arr, copy=True)
+    itemsize = dtype.itemsize
+    base = np.empty(size + ALIGNMENT // itemsize, dtype)  # (numpy aligns to 16 bytes)
+    start = (-ndarray_address(base) % ALIGNMENT) // itemsize
+    out = base[start : start + size]
+    if ndarray_address(out) % ALIGNMENT:  # (an itemsize that does not divide 64)
+        return _jax().numpy.array(arr, copy=True)
+    out = out.reshape(arr.shape)
+    np.copyto(out, arr)
+    return _dlpack_in(out)
+
+
+# dtype -> whether numpy exports it through DLPack (:data:`_NUMPY_DLPACK`)
+_EXPORTED: dict[Any, bool] = {}
 
 
 class _Alias:
@@ -637,7 +775,8 @@ def _device_put(arr: Any) -> Any:
 
 
 # From this many bytes a numpy array is copied into jax by jax itself (device_put for a
-# strided one, the DLPack import for a row-major one), below by jnp.array(copy=True):
+# strided one, the DLPack import for a row-major one), below by numpy into memory jax
+# views (:func:`_owned`; it was jnp.array(copy=True), and these figures compare that):
 # column-major float64 on 2 cores, device_put against jnp.array: 937 KiB 269 us against
 # 314, 3.1 MiB 822-862 against 1,453-1,862; 312 KiB 186 against 168, 31 KiB 160 against
 # 109 (row-major, unaligned: from_dlpack 368 against 397 at 937 KiB, 245 against 202 at
@@ -652,7 +791,7 @@ def _copy(value: Any, new: bool, cast: str | None = None) -> Any:
     jax, np = _jax(), _np()
     jnp = jax.numpy
     if new and cast is None and type(value) is np.ndarray and value.nbytes < _PUT_FROM:
-        return jnp.array(value, copy=True)  # (what the branches below give it, first)
+        return _owned(value)  # (what the branches below give it, first)
     if isinstance(value, jax.Array):
         return jnp.array(value, copy=True)
     small_cast = cast is not None and _nbytes(value) < _PUT_FROM
@@ -675,13 +814,17 @@ def _copy(value: Any, new: bool, cast: str | None = None) -> Any:
         # which casts after sharing, and the address check that waits for it)
         return jnp.asarray(value)
     if isinstance(value, np.ndarray):
-        large = value.nbytes >= _PUT_FROM
+        if value.nbytes < _PUT_FROM:
+            # (cast is None here.) A copy jax views (1,000 x 4 float64: 17 us, against 80
+            # for device_put and 43 for jnp.array(copy=True)), strided, row-major or
+            # memory an earlier step made alike, as the plan counts it: a copy.
+            return _owned(value)
         if not value.flags.c_contiguous:
-            # jax holds row-major buffers only: device_put writes a new one (large arrays)
-            return _device_put(value) if large else jnp.array(value, copy=True)
+            # jax holds row-major buffers only: device_put writes a new one
+            return _device_put(value)
         if not new:
             return _device_put(value)  # memory an earlier step made: jax may keep it
-        if not (large and value.flags.writeable):
+        if not value.flags.writeable:
             return jnp.array(value, copy=True)
         # A large row-major array: jax's DLPack import copies it where unaligned (3.1 MiB:
         # 870 us against jnp.array's 1,402), and what it shares is copied below.
@@ -809,7 +952,6 @@ def _arrow_estimate(ctx: Context) -> Estimate:
 def _arrow_bind(ctx: Context) -> Callable[[Any], Any]:
     decision, col = _arrow_decision(ctx)
     new = not ctx.fresh
-    from_dlpack = _jax().dlpack.from_dlpack
     frombuffer, dtype = _np().frombuffer, _np().dtype(col.dtype)  # (a numpy name: _ARROW_FIXED)
 
     def run(value: Any) -> Any:
@@ -850,7 +992,7 @@ def _arrow_bind(ctx: Context) -> Callable[[Any], Any]:
                 if not values.is_mutable:
                     arr = _writable_alias(arr)
                 try:
-                    return from_dlpack(arr, copy=False)
+                    return _dlpack_in(arr)
                 except ValueError as exc:  # not 64-byte aligned
                     raise RouteChanged(str(exc)) from None
         view = data.to_numpy(zero_copy_only=True)  # read-only, over the values buffer
@@ -906,7 +1048,7 @@ def _from_nanoarrow(values: Any, dtype: Any, decision: _Decision, new: bool) -> 
     try:
         if decision.share:
             try:
-                out = _jax().dlpack.from_dlpack(values, copy=False)
+                out = _dlpack_in(values)
             except ValueError as exc:  # not 64-byte aligned
                 raise RouteChanged(str(exc)) from None
             return out if out.dtype == dtype else None

@@ -933,3 +933,41 @@ def test_strings_are_objects_with_none_for_nulls_as_the_plan_says(hub: ih.Hub, s
     full = pa.table({"s": ["a", "b"]})
     ds = hub.convert(full, to="xarray")
     assert ds.identical(xr.Dataset({"s": ("index", np.array(["a", "b"], dtype=object))}))
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    [pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64]
+    + [pl.Float32, pl.Float64],
+)
+def test_a_polars_series_of_numbers_is_read_through_its_own_view(hub: ih.Hub, dtype: Any) -> None:
+    """A polars Series of numbers without nulls in one chunk: polars' own view of its
+    buffer, the same DataArray (values, dtype, name, encoding, read-only) as the Arrow
+    read of it gives, sharing the buffer (checked by address); copy=True shares nothing;
+    with nulls, in chunks, or empty: the Arrow read, as before."""
+    values = (
+        [0, 1, 2, 3, 100]
+        if dtype not in (pl.Float32, pl.Float64)
+        else [0.5, float("nan"), -1.0, 2.0, 3.0]
+    )
+    series = pl.Series("s", values, dtype=dtype)
+    da, plan = convert(hub, series, "xarray")
+    expected = hub.convert(pa.array(series.to_arrow()), to="xarray").rename("s")
+    assert plan.zero_copy and da.identical(expected) and da.encoding == expected.encoding == {}
+    assert da.values.dtype == expected.values.dtype and not da.values.flags.writeable
+    assert da.values.ctypes.data == series.to_numpy().ctypes.data
+    ds = hub.convert(series, to=xr.Dataset)
+    assert ds["s"].values.ctypes.data == da.values.ctypes.data
+    fresh = hub.convert(series, to="xarray", copy=True)
+    assert fresh.identical(da) and no_shared_bytes(hub, series, fresh)
+    for other in (
+        pl.Series("s", [values[0], None, values[2]], dtype=dtype),
+        pl.concat([series, series], rechunk=False),
+        series.clear(),
+    ):
+        arrow = pa.chunked_array(other.to_arrow()) if len(other) else other.to_arrow()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", LossyConversionWarning)
+            got, want = hub.convert(other, to="xarray"), hub.convert(arrow, to="xarray")
+        np.testing.assert_array_equal(got.values, want.values)
+        assert got.values.dtype == want.values.dtype

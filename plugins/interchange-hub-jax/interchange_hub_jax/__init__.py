@@ -725,7 +725,7 @@ def _owned(arr: Any) -> Any:
     exported = _EXPORTED.get(dtype)
     if exported is None:
         exported = _EXPORTED[dtype] = _dtype_name(dtype) in _NUMPY_DLPACK
-    if not (exported and size):  # (jax makes no view of no bytes)
+    if not (exported and size and _copies_viewed()):  # (jax makes no view of no bytes)
         return _jax().numpy.array(arr, copy=True)
     itemsize = dtype.itemsize
     base = np.empty(size + ALIGNMENT // itemsize, dtype)  # (numpy aligns to 16 bytes)
@@ -740,6 +740,25 @@ def _owned(arr: Any) -> Any:
 
 # dtype -> whether numpy exports it through DLPack (:data:`_NUMPY_DLPACK`)
 _EXPORTED: dict[Any, bool] = {}
+_VIEWED_COPIES: list[bool] = []  # (:func:`_copies_viewed`, once)
+
+
+def _copies_viewed() -> bool:
+    """Whether :func:`_owned` makes its copies itself: where the direct import is used
+    (through from_dlpack, 52 us, jnp.array's copy costs less) and jax's one device is the
+    CPU, where jnp.array's copy would land too. With another device (a GPU, several
+    host devices) jnp.array puts a copy on the default device, uncommitted, and still
+    does. The copies made here are committed to the CPU, as from_dlpack's arrays are
+    (what the shared routes always gave), which on one device changes nothing but the
+    flag."""
+    if not _VIEWED_COPIES:
+        try:
+            devices = _jax().devices()
+            viewed = len(devices) == 1 and devices[0].platform == "cpu"
+        except Exception:  # noqa: BLE001 - no backend to ask: jax's own copies
+            viewed = False
+        _VIEWED_COPIES[:] = [viewed and _direct_import() is not None]
+    return _VIEWED_COPIES[0]
 
 
 class _Alias:

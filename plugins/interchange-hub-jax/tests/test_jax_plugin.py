@@ -1035,11 +1035,16 @@ def test_the_direct_import_gives_what_from_dlpack_gives(dtype: str, x64: bool) -
     producers.append(torch.from_numpy(flat))
     if dtype in ("int32", "int64", "float32", "float64"):
         producers.append(na.Array(pa.array(flat)).buffer(1))
+    direct = x64 or dtype not in NARROWED  # (else from_dlpack's cast is what jax gives)
     with jax.enable_x64(x64):
         for producer in producers:
             theirs = jax.dlpack.from_dlpack(producer, copy=False)
-            same_array(interchange_hub_jax._dlpack_in(producer), theirs, ptr(flat))
-            assert (ptr(theirs) == ptr(flat)) == (x64 or dtype not in NARROWED)
+            with pytest.MonkeyPatch.context() as patch:
+                if direct:  # the direct import, not a silent fall back to from_dlpack
+                    patch.setattr(jax.dlpack, "from_dlpack", _refused)
+                ours = interchange_hub_jax._dlpack_in(producer)
+            same_array(ours, theirs, ptr(flat))
+            assert (ptr(theirs) == ptr(flat)) == direct
         unaligned = buffer(
             24, dtype, offset=np.dtype(dtype).itemsize * (2 if dtype != "bool" else 8)
         )
@@ -1050,10 +1055,18 @@ def test_the_direct_import_gives_what_from_dlpack_gives(dtype: str, x64: bool) -
             interchange_hub_jax._dlpack_in(readonly)
 
 
-def test_a_result_of_the_direct_import_keeps_its_producer_alive() -> None:
+def _refused(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("jax.dlpack.from_dlpack called where the direct import serves")
+
+
+def test_a_result_of_the_direct_import_keeps_its_producer_alive(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     arr = buffer(1000, np.float32)
     address = ptr(arr)
+    monkeypatch.setattr(jax.dlpack, "from_dlpack", _refused)
     out = interchange_hub_jax._dlpack_in(arr)
+    monkeypatch.undo()
     del arr
     gc.collect()
     assert ptr(out) == address and np.array_equal(
@@ -1090,8 +1103,10 @@ def test_without_the_direct_import_from_dlpack_takes_everything(
 @pytest.mark.parametrize("dtype", DLPACK_DTYPES)
 def test_small_copies_are_new_aligned_memory_jax_views(hub: ih.Hub, dtype: str) -> None:
     """A small copy (under 512 KiB) is written by numpy into new memory at 64 bytes, which
-    jax views: never the source's memory, the source's values, writes to the source not
+    jax views (jax makes no copy: jnp.array and device_put are not called): never the
+    source's memory, the source's values, on jax's one device, writes to the source not
     seen, its own memory kept alive, and a donating jit free to reuse it."""
+    assert interchange_hub_jax._copies_viewed()  # (jax's one device here: the CPU)
     with jax.enable_x64(True):
         for src in (
             buffer(1000, dtype, offset=16),  # unaligned: planned as a copy
@@ -1101,8 +1116,12 @@ def test_small_copies_are_new_aligned_memory_jax_views(hub: ih.Hub, dtype: str) 
         ):
             view = src.numpy() if isinstance(src, torch.Tensor) else src
             before = view.copy()
-            plan, out = checked(hub, src)
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(jnp, "array", _refused)
+                patch.setattr(jax, "device_put", _refused)
+                plan, out = checked(hub, src)
             assert not plan.zero_copy and ptr(out) % 64 == 0
+            assert out.devices() == {jax.devices()[0]}
             assert out.dtype == before.dtype and out.shape == before.shape
             np.testing.assert_array_equal(np.asarray(out), before)
             view[...] = np.zeros_like(before)  # (a torch tensor's numpy view)
@@ -1131,3 +1150,27 @@ def test_small_new_aligned_memory_is_viewed_only_through_the_direct_import(
             assert ("small (under 32,768 elements)" in reasons(plan)) == copied
             x = hub.convert(table, to="jax")
             assert ptr(x) % 64 == 0 and float(x[-1, 1]) == 2.0 * 7999
+
+
+def test_small_copies_are_jaxs_own_without_the_direct_import(
+    hub: ih.Hub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the direct import (from_dlpack would cost more than jax's copy) or where
+    jax has other devices, small copies are jnp.array's, as before."""
+    src = buffer(1000, np.float32, offset=16)
+    made: list[int] = []
+    array = jnp.array
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        made.append(1)
+        return array(*args, **kwargs)
+
+    for lower, viewed in ((None, [True]), (interchange_hub_jax._find_lower(), [False])):
+        monkeypatch.setattr(interchange_hub_jax, "_LOWER", [lower])
+        monkeypatch.setattr(interchange_hub_jax, "_VIEWED_COPIES", viewed if lower else [])
+        monkeypatch.setattr(jnp, "array", counted)
+        made.clear()
+        fresh = ih.Hub(autoload=False, plugins=[*ih.builtin_plugins(), interchange_hub_jax])
+        plan, out = checked(fresh, src)
+        assert not plan.zero_copy and made and np.array_equal(np.asarray(out), src)
+        monkeypatch.setattr(jnp, "array", array)

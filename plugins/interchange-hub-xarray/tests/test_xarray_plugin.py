@@ -940,11 +940,26 @@ def test_strings_are_objects_with_none_for_nulls_as_the_plan_says(hub: ih.Hub, s
     [pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64]
     + [pl.Float32, pl.Float64],
 )
-def test_a_polars_series_of_numbers_is_read_through_its_own_view(hub: ih.Hub, dtype: Any) -> None:
+def test_a_polars_series_of_numbers_is_read_through_its_own_view(
+    hub: ih.Hub, dtype: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A polars Series of numbers without nulls in one chunk: polars' own view of its
-    buffer, the same DataArray (values, dtype, name, encoding, read-only) as the Arrow
-    read of it gives, sharing the buffer (checked by address); copy=True shares nothing;
-    with nulls, in chunks, or empty: the Arrow read, as before."""
+    buffer (taken: a spy sees it), the same DataArray (values, dtype, name, encoding,
+    read-only) as the Arrow read of it gives, sharing the buffer (checked by address);
+    copy=True shares nothing; with nulls: the Arrow read, as before; in chunks or with no
+    rows, the same result as the Arrow read's."""
+    from interchange_hub_xarray import _import
+
+    views: list[bool] = []
+    real = _import._polars_view
+
+    def spy(value: Any, col: Any) -> Any:
+        view = real(value, col)
+        if isinstance(value, pl.Series):
+            views.append(view is not None)
+        return view
+
+    monkeypatch.setattr(_import, "_polars_view", spy)
     values = (
         [0, 1, 2, 3, 100]
         if dtype not in (pl.Float32, pl.Float64)
@@ -960,6 +975,8 @@ def test_a_polars_series_of_numbers_is_read_through_its_own_view(hub: ih.Hub, dt
     assert ds["s"].values.ctypes.data == da.values.ctypes.data
     fresh = hub.convert(series, to="xarray", copy=True)
     assert fresh.identical(da) and no_shared_bytes(hub, series, fresh)
+    assert views and all(views)  # (each conversion of the Series took the view)
+    views.clear()
     for other in (
         pl.Series("s", [values[0], None, values[2]], dtype=dtype),
         pl.concat([series, series], rechunk=False),
@@ -971,3 +988,5 @@ def test_a_polars_series_of_numbers_is_read_through_its_own_view(hub: ih.Hub, dt
             got, want = hub.convert(other, to="xarray"), hub.convert(arrow, to="xarray")
         np.testing.assert_array_equal(got.values, want.values)
         assert got.values.dtype == want.values.dtype
+    # nulls: the Arrow read (chunks: the one the export made, through polars' view of it)
+    assert views[0] is False

@@ -980,22 +980,8 @@ def test_large_arrays_copied_by_jax_itself_are_new_memory_with_their_values(
 
 # -- jax's DLPack import made directly (interchange_hub_jax._dlpack_in) ----------------------
 NARROWED = ("int64", "uint64", "float64", "complex128")  # by jax with x64 off
-DLPACK_DTYPES = [
-    "bool",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "float16",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-]
+# every dtype numpy exports through DLPack: the plugin's own list of them
+DLPACK_DTYPES = sorted(interchange_hub_jax._NUMPY_DLPACK)
 
 
 def same_array(ours: Any, theirs: Any, address: int) -> None:

@@ -727,13 +727,11 @@ def _owned(arr: Any) -> Any:
         exported = _EXPORTED[dtype] = _dtype_name(dtype) in _NUMPY_DLPACK
     if not (exported and size and _copies_viewed()):  # (jax makes no view of no bytes)
         return _jax().numpy.array(arr, copy=True)
-    itemsize = dtype.itemsize
-    base = np.empty(size + ALIGNMENT // itemsize, dtype)  # (numpy aligns to 16 bytes)
+    itemsize = dtype.itemsize  # (1 to 16 bytes: numpy's allocation, 16-byte aligned, is
+    # a multiple of it past a 64-byte boundary)
+    base = np.empty(size + ALIGNMENT // itemsize, dtype)
     start = (-ndarray_address(base) % ALIGNMENT) // itemsize
-    out = base[start : start + size]
-    if ndarray_address(out) % ALIGNMENT:  # (an itemsize that does not divide 64)
-        return _jax().numpy.array(arr, copy=True)
-    out = out.reshape(arr.shape)
+    out = base[start : start + size].reshape(arr.shape)
     np.copyto(out, arr)
     return _dlpack_in(out)
 

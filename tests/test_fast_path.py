@@ -1906,8 +1906,9 @@ def test_an_arrow_column_into_a_series_is_named_by_its_plan_bound_or_not(hub: ih
 
 def test_the_torch_route_key_finds_column_major_tensors_as_transposing_would() -> None:
     # The route key reads a 2-D tensor's strides instead of making its transposed view:
-    # the same answer as t().is_contiguous() for every layout, size-1 dimensions included.
-    from interchange_hub.adapters._torch import _column_major
+    # the same answer as t().is_contiguous() for every layout, size-1 dimensions included
+    # (a tensor neither row- nor column-major has no key: it is planned).
+    from interchange_hub.adapters._torch import _tensor_key
 
     checked = 0
     for rows, cols in itertools.product([1, 2, 3, 5], [1, 2, 4]):
@@ -1917,7 +1918,10 @@ def test_the_torch_route_key_finds_column_major_tensors_as_transposing_would() -
             if tensor.is_contiguous():
                 continue
             checked += 1
-            assert _column_major(tensor.shape, tensor.stride()) == tensor.t().is_contiguous()
+            key = _tensor_key(tensor)
+            assert (key is not None) == tensor.t().is_contiguous()
+            if key is not None:
+                assert key == (tensor.dtype, cols, 2, True, "F")
     assert checked > 600
 
 
@@ -2488,3 +2492,124 @@ def test_a_matrix_to_arrow_shares_exactly_what_its_plan_says(name: str) -> None:
     shared = ih.default_hub().shared_bytes(table, matrix)
     assert shared == (matrix.nbytes if plan.zero_copy else 0)
     assert plan.zero_copy == (name in ("C one column", "F"))
+
+
+def _entry(which: str, hub: ih.Hub, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``ih.convert`` (its default hub made ``hub``) or ``hub.convert``: the two entry
+    points, each with the fast path written out in it."""
+    if which == "hub":
+        return hub.convert
+    monkeypatch.setattr(ih, "_default", hub)
+    return ih.convert
+
+
+def _planned_calls(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The objects the planner is asked to convert (what the entry points' fast path
+    leaves to it), recorded around Planner.convert."""
+    from interchange_hub._engine.planner import Planner
+
+    planned: list[object] = []
+    plan = Planner.convert
+
+    def spy(self: Any, obj: object, *args: Any, **kwargs: Any) -> Any:
+        planned.append(obj)
+        return plan(self, obj, *args, **kwargs)
+
+    monkeypatch.setattr(Planner, "convert", spy)
+    return planned
+
+
+@pytest.mark.parametrize("which", ["ih", "hub"])
+def test_both_entry_points_run_a_kept_route_without_the_planner(
+    which: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hub = ih.Hub(autoload=False)
+    convert = _entry(which, hub, monkeypatch)
+    planned = _planned_calls(monkeypatch)
+    table = pa.table({"x": [1.0, 2.0, 3.0]})
+    first = convert(table, to="numpy")
+    assert planned == [table]  # the first call plans
+    again = convert(pa.table({"x": [4.0, 5.0]}), to="numpy")  # the same route key
+    assert planned == [table]  # the kept run, no plan
+    assert again.tolist() == [[4.0], [5.0]] and np.shares_memory(first, convert(table, to="numpy"))
+    convert(table, to="numpy", copy=True)  # another call: planned
+    convert(pa.table({"y": [1, None]}), to="polars")  # another key: planned
+    assert len(planned) == 3
+    # A lossy kept route warns from the entry point, at the user's line, every call
+    nulls = pa.table({"n": pa.array([1, None, 3])})
+    for _ in range(2):
+        with pytest.warns(ih.LossyConversionWarning, match="nulls become NaN") as seen:
+            convert(nulls, to="numpy")
+        assert seen[0].filename == __file__
+    assert len(planned) == 4
+
+
+@pytest.mark.parametrize("which", ["ih", "hub"])
+def test_both_entry_points_plan_once_where_the_kept_run_does_not_fit(
+    which: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from interchange_hub._core.info import RouteChanged
+
+    hub = ih.Hub(autoload=False)
+    convert = _entry(which, hub, monkeypatch)
+    table = pa.table({"x": [1.0, 2.0, 3.0]})
+    convert(table, to="numpy")
+    (fast,) = hub._calls.values()
+    ((key, run),) = fast.runs.items()
+    refusals: list[object] = []
+
+    def refusing(value: Any) -> Any:  # as a bound run does for an object it cannot take
+        refusals.append(value)
+        raise RouteChanged("not the layout planned")
+
+    fast.runs[key] = refusing
+    planned = _planned_calls(monkeypatch)
+    out = convert(table, to="numpy")
+    assert refusals == [table] and planned == [table]  # tried once, then planned once
+    assert out.tolist() == [[1.0], [2.0], [3.0]]
+    assert fast.runs[key] is not refusing  # the plan keeps its own run again
+    # A route key that raises: the planner describes the object and says what failed
+    fast.runs[key] = run
+
+    def broken(value: Any) -> Any:
+        raise RuntimeError("a broken key")
+
+    monkeypatch.setattr(fast, "key", broken)
+    assert convert(table, to="numpy").tolist() == out.tolist()
+    assert planned == [table, table]
+    # An unhashable target or device: the planner's own error
+    with pytest.raises(ih.InterchangeError):
+        convert(table, to=["numpy"])
+    with pytest.raises(ih.InterchangeError):
+        convert(table, to="numpy", device=["cpu"])
+
+
+def test_the_entry_points_fast_paths_are_the_same_lines() -> None:
+    # ih.convert and Hub.convert each hold the fast path written out (a call less per
+    # repeated conversion): the same statements, but for the hub's name and the lazy
+    # read of RouteChanged in the package's __init__ (no import of the engine there).
+    import ast
+    import inspect
+    import textwrap
+
+    def fast_path(fn: Any) -> list[str]:
+        """The statements from the lookup of ``fast`` to the end of their block."""
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+        for node in ast.walk(tree):
+            body = getattr(node, "body", None)
+            if not isinstance(body, list):
+                continue
+            for i, statement in enumerate(body):
+                if isinstance(statement, ast.Try) and "fast = " in ast.unparse(statement):
+                    return [
+                        ast.unparse(s)
+                        .replace("self.", "hub.")
+                        .replace("_route_changed()", "RouteChanged")
+                        for s in body[i:]
+                    ]
+        return []
+
+    from interchange_hub import hub as hub_module
+
+    ours, theirs = fast_path(ih.convert), fast_path(hub_module.Hub.convert)
+    assert len(ours) == 3 and ours == theirs  # the lookup, the run, the planner

@@ -217,8 +217,9 @@ def test_a_site_warned_from_is_found_in_one_lookup_on_the_fast_path(
 
 
 def test_the_write_through_warning_names_each_call_site_of_ih_convert_too() -> None:
-    # The site is found by skipping the hub's own frames (Planner.convert and ih.convert
-    # or Hub.convert) at once: each of the user's lines is a site, however it calls.
+    # The site is found by skipping the hub's own frames (ih.convert or Hub.convert, and
+    # on the first call the planner's) at once: each of the user's lines is a site,
+    # however it calls.
     arr = np.arange(3.0)
     arr.flags.writeable = False
 

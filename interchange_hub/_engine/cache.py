@@ -55,7 +55,8 @@ class RouteCache:
     """Routes remembered by call and by data signature (see the module docstring)."""
 
     def __init__(self) -> None:
-        # Read directly by the planner's hot path: cleared, never replaced (Final).
+        # Read directly by the hot paths of ih.convert and Hub.convert: cleared, never
+        # replaced (Final).
         self.calls: Final[dict[CallKey, FastRoutes]] = {}
         self._routes: Final[dict[RouteKey | SizedKey, tuple[Edge, ...]]] = {}
         self._by_size: Final[dict[RouteKey, None]] = {}  # signatures kept per size class

@@ -73,21 +73,12 @@ class Planner:
         dtype: object = None,
         was_read: bool = False,
     ) -> Any:
+        """Plan ``obj``'s conversion, run it, and keep the run for the next object of the
+        same call and route key. The fast path that finds a kept run is not here but in
+        the entry points, ``ih.convert`` and :meth:`Hub.convert`, written out in each
+        (one Python frame less on every repeated conversion: 0.15-0.25 us); they call
+        this where it has none, or its run raised :class:`RouteChanged`."""
         call = (type(obj), to, copy, device, strict, dtype)
-        try:  # the fast path, read inline (one call less per repeated conversion)
-            fast = self._calls.get(call)
-        except TypeError:  # an unhashable to= or device=: the slow path explains
-            fast = None
-        if fast is not None:
-            try:
-                run = fast.runs.get(fast.key(obj))
-            except Exception:  # noqa: BLE001 - the slow path describes it, and says what failed
-                run = None
-            if run is not None:
-                try:
-                    return run(obj)
-                except RouteChanged:  # the cached route does not fit this object: plan it
-                    pass
         collection = self.collection(obj)
         if collection is not None:  # partition-wise, on the engine's workers
             return collection.convert(self.hub, to, Options(copy, device, strict, dtype))
@@ -460,7 +451,7 @@ def _compiled(plan: Plan, request: Request) -> Compiled:
     if not plan.write_through:
         return compiled
     # (a lossy route is kept inside _warns_losses' run: its caller one frame further down)
-    return _warns_write_through(compiled, plan, 4 if plan.losses else 3)
+    return _warns_write_through(compiled, plan, 3 if plan.losses else 2)
 
 
 def _warns_losses(compiled: Compiled, plan: Plan) -> Compiled:
@@ -471,18 +462,19 @@ def _warns_losses(compiled: Compiled, plan: Plan) -> Compiled:
 
     def run(obj: Any) -> Any:
         result = compiled(obj)
-        # (this run, its caller Planner.convert and theirs, ih.convert or Hub.convert, are
-        # the hub's frames: see _warns_write_through)
-        warn_all(messages, LossyConversionWarning, inside=3)
+        # (this run and its caller on the fast path, ih.convert or Hub.convert, are the
+        # hub's frames: see _warns_write_through)
+        warn_all(messages, LossyConversionWarning, inside=2)
         return result
 
     return run
 
 
-def _warns_write_through(compiled: Compiled, plan: Plan, depth: int = 3) -> Compiled:
+def _warns_write_through(compiled: Compiled, plan: Plan, depth: int = 2) -> Compiled:
     """``compiled``, warning on each call that its result writes through to the source;
-    ``depth``: how many frames down its caller's site usually is (3: this run, called by
-    Planner.convert, called by ih.convert or Hub.convert)."""
+    ``depth``: how many frames down its caller's site usually is (2: this run, called on
+    the fast path by ih.convert or Hub.convert; planned, the first call is deeper, and
+    the hub's frames are passed over up to the user's: never fewer)."""
     message = (
         f"the {plan.target} result shares memory with the {plan.source}, which treats it as "
         "read-only, and the target ignores read-only flags: writing to the result changes "
@@ -500,10 +492,10 @@ def _warns_write_through(compiled: Compiled, plan: Plan, depth: int = 3) -> Comp
 
     def run(obj: Any) -> Any:
         result = compiled(obj)
-        # The caller is looked for where it usually is, below this run, Planner.convert
-        # and ih.convert or Hub.convert (getframe(depth): 0.4 us less than steps of
-        # f_back, which make a frame object of each); a site warned from is found there
-        # in one lookup (only the user's sites are kept). Anything else is walked.
+        # The caller is looked for where it usually is, below this run and ih.convert or
+        # Hub.convert (getframe(depth): 0.4 us less than steps of f_back, which make a
+        # frame object of each); a site warned from is found there in one lookup (only
+        # the user's sites are kept). Anything else is walked.
         try:
             frame = getframe(depth)
         except ValueError:  # (a shallower stack: a caller of the planner's own)

@@ -79,14 +79,6 @@ def _dtype_name(dtype: Any) -> str:
 _NO_DLPACK = ("torch_qint", "torch_quint", "torch_bits")
 
 
-def _column_major(shape: Any, strides: tuple[int, ...]) -> bool:
-    """Whether a 2-D tensor of ``shape`` and ``strides`` is column-major contiguous, as
-    ``t().is_contiguous()`` says (a size-1 dimension's stride does not count), without
-    making the transposed view (1-2 us)."""
-    rows, cols = shape
-    return (rows == 1 or strides[0] == 1) and (cols == 1 or strides[1] == rows)
-
-
 def _device(t: Any) -> Device:
     if t.device.type == "cpu":
         return Device(DeviceType.CPU)
@@ -246,9 +238,13 @@ def _tensor_key(obj: Any) -> Hashable | None:
         shape = obj.shape
         return (dtype, shape[1] if dims == 2 else shape[1:], dims, device, "C")
     if dims == 2:
-        shape = obj.shape
-        if _column_major(shape, obj.stride()):
-            return (dtype, shape[1], dims, device, "F")  # as describe says
+        # Column-major contiguous, as t().is_contiguous() says without making the
+        # transposed view (1-2 us; a size-1 dimension's stride does not count), read
+        # inline (0.15 us less than a call)
+        rows, cols = shape = obj.shape
+        strides = obj.stride()
+        if (rows == 1 or strides[0] == 1) and (cols == 1 or strides[1] == rows):
+            return (dtype, cols, dims, device, "F")  # as describe says
     return None  # strided: planned
 
 

@@ -2613,3 +2613,29 @@ def test_the_entry_points_fast_paths_are_the_same_lines() -> None:
 
     ours, theirs = fast_path(ih.convert), fast_path(hub_module.Hub.convert)
     assert len(ours) == 3 and ours == theirs  # the lookup, the run, the planner
+
+
+def test_pandas_route_keys_read_values_and_rows_from_the_blocks() -> None:
+    # The key reads a Series' values from its one block (what Series._values gives) and
+    # a frame's rows from its blocks' last axis (not the index's len): frames without
+    # rows are planned each call, whatever their columns; a frame of rows and no columns
+    # is keyed, one of neither is not.
+    objs = [o for o in objects() if isinstance(o, (pd.DataFrame, pd.Series))]
+    for s in [o for o in objs if isinstance(o, pd.Series)]:
+        assert s._mgr.blocks[0].values is s._values
+    hub = ih.Hub(autoload=False)
+    adapter = hub.registry.owner(pd.DataFrame())
+    assert adapter is not None
+    empty = [
+        pd.DataFrame({"a": np.array([], float)}),
+        pd.DataFrame({"s": pd.Series([], dtype="str")}),
+        pd.DataFrame({"t": pd.to_datetime([]), "a": np.array([], np.int64)}),
+        pd.DataFrame(),
+        pd.DataFrame({"a": [1.0, 2.0]}).iloc[:0],
+    ]
+    assert [adapter.route_key(f) for f in empty] == [None] * len(empty)
+    assert adapter.route_key(pd.DataFrame(index=range(3))) is not None
+    # rows, in blocks of each kind: keyed
+    mixed = pd.DataFrame({"a": [1.0, 2.0], "s": ["x", None], "t": pd.to_datetime(["2020", None])})
+    assert adapter.route_key(mixed) is not None
+    assert adapter.route_key(mixed) == adapter.route_key(mixed.copy())

@@ -93,6 +93,9 @@ class PandasAdapter(Adapter):
         # so is a frame's index (its type, name and values' key).
         self._names = IdentityKeys(_names_key)
         self._index = IdentityKeys(_index_key)
+        # (their lookups as plain functions: 0.25 us less a call than the tables' __call__)
+        self._names_key = self._names.lookup()
+        self._index_key = self._index.lookup()
         self._pd: Any = None  # pandas and numpy's ndarray, read on the first route key
         self._ndarray: Any = None
 
@@ -122,30 +125,48 @@ class PandasAdapter(Adapter):
         else:  # an index of its own (a filtered frame's, a time series'): one column more
             # Its name is read on each call: ``df.index.name = ...`` renames it in place.
             name = index.name
-            indexed = self._index(index)
+            indexed = self._index_key(index)
             if indexed is None or (name is not None and type(name) is not str):
                 return None
             indexed = (indexed, name)
+        ndarray = self._ndarray
         try:
             if cls is pd.Series:
-                values = obj._values
-                extra = _values_key(values)
-                if extra is None:
-                    return None
+                # (its one block's values: Series._values, 0.2 us less)
+                values = obj._mgr.blocks[0].values
+                if (  # plain numpy numbers (_plain_values, inline: 0.3 us less)
+                    type(values) is ndarray
+                    and values.dtype.kind in "iufb"
+                    and values.strides[-1] == values.itemsize
+                ):
+                    extra: Hashable = values.dtype
+                else:
+                    extra = _values_key(values)
+                    if extra is None:
+                        return None
                 name = obj.name
                 if name is not None and type(name) not in _KEYED_NAMES:
                     return None
                 return (name, extra, indexed)
-            names = self._names(obj.columns)
-            if names is None or not len(index):
+            names = self._names_key(obj.columns)
+            if names is None:
                 return None
             if indexed is not None and not all(type(n) is str for n in obj.columns):
                 return None  # pyarrow warns of names of mixed types (the index's is a str)
+            mgr_blocks = obj._mgr.blocks
+            if not mgr_blocks and not len(index):
+                return None  # no columns and no rows
             blocks = []
-            ndarray = self._ndarray
-            for block in obj._mgr.blocks:
+            for block in mgr_blocks:
                 values = block.values
-                if _plain_values(values, ndarray):  # the common block, without _values_key
+                # (rows: a block's last axis, 1-D or 2-D; 0.2 us less than the index's len)
+                if not values.shape[-1]:
+                    return None  # no rows: planned each call
+                if (  # the common block, without _values_key (_plain_values, inline)
+                    type(values) is ndarray
+                    and values.dtype.kind in "iufb"
+                    and values.strides[-1] == values.itemsize
+                ):
                     extra = values.dtype
                 else:
                     extra = _values_key(values)

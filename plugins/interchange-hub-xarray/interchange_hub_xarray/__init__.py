@@ -77,6 +77,11 @@ class XarrayAdapter(Adapter):
     def route_key(self, obj: Any) -> Hashable | None:
         return _describe.route_key(obj)
 
+    def route_key_of(self, cls: type) -> Callable[[Any], Hashable | None]:
+        if type(self).route_key is not XarrayAdapter.route_key:  # (a subclass keys its own way)
+            return self.route_key
+        return _describe.route_key_of(cls)  # type: ignore[no-any-return]
+
     def buffers(self, obj: Any) -> list[Buffer]:
         return [Buffer(address, size) for address, size in _describe.buffers_of(obj)]
 

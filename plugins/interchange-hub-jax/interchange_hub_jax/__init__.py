@@ -306,6 +306,18 @@ class JaxAdapter(Adapter):
             return None
         return self._keys(obj)
 
+    def route_key_of(self, cls: type) -> Callable[[Any], Hashable | None]:
+        """For a concrete Array type (not a tracer's): the deletion check and the identity
+        table's plain lookup, the type tested once here (0.78 -> 0.45 us a call)."""
+        if type(self).route_key is not JaxAdapter.route_key or issubclass(cls, _array_types()[1]):
+            return self.route_key
+        lookup = self._keys.lookup()
+
+        def array_key(obj: Any) -> Hashable | None:
+            return None if obj.is_deleted() else lookup(obj)
+
+        return array_key
+
     def buffers(self, obj: Any) -> list[Buffer]:
         if isinstance(obj, _array_types()[1]) or obj.is_deleted() or not obj.size:
             return []
@@ -393,7 +405,11 @@ def _export_bind(ctx: Context) -> Callable[[Any], Any] | None:
     attribute), the Array itself goes on, as DLPack; None (nothing to do) for everything
     else."""
     info = ctx.info
-    if not info.device.is_cpu or info.layout != "C" or info.columns[0].dtype not in _NUMPY_DLPACK:
+    if not info.device.is_cpu or info.columns[0].dtype not in _NUMPY_DLPACK:
+        return None
+    if info.layout == "F":
+        return _column_major_export()
+    if info.layout != "C":
         return None
     asarray = require("numpy").asarray
 
@@ -403,6 +419,24 @@ def _export_bind(ctx: Context) -> Callable[[Any], Any] | None:
             if value._npy_value is None:  # not copied: a view of the Array's own buffer
                 return arr
         return value
+
+    return run
+
+
+def _column_major_export() -> Callable[[Any], Any]:
+    """The export of a column-major CPU Array (a layout jax keeps for an array it took
+    from column-major memory): numpy's DLPack import of it, a read-only view of the same
+    buffer (``np.asarray`` would copy it into ``_npy_value``), which the consumers take
+    as an ndarray (torch.from_numpy: 1,000 x 4 float64 into torch 6.5 us, against 9.8 for
+    ``torch.from_dlpack`` of the Array). Where numpy refuses it, the Array itself goes
+    on, as DLPack."""
+    from_dlpack = require("numpy").from_dlpack
+
+    def run(value: Any) -> Any:
+        try:
+            return from_dlpack(value)
+        except (BufferError, TypeError, ValueError, RuntimeError):
+            return value
 
     return run
 

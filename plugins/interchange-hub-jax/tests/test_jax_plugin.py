@@ -900,6 +900,60 @@ def test_the_numpy_view_export_shares_the_buffer_every_time(
     assert getattr(x, "_npy_value", None) is None  # jax kept no copy of its own
 
 
+@pytest.mark.parametrize("to", ["torch", "numpy", "pyarrow"])
+def test_a_column_major_array_is_exported_as_numpys_dlpack_view(
+    hub: ih.Hub, to: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A column-major Array (jax keeps the layout of the memory it took) is handed on as
+    # numpy's DLPack import of it, the same buffer (np.asarray would copy it into
+    # _npy_value): zero-copy by address, planned and kept; where numpy refuses it, the
+    # Array itself goes on as DLPack, still zero-copy.
+    import interchange_hub_jax
+
+    t = torch.arange(4000.0).reshape(1000, 4).T.contiguous().T  # column-major
+    x = jax.dlpack.from_dlpack(t)
+    assert hub.describe(x).layout == "F"
+    seen: list[object] = []
+    numpy_import = np.from_dlpack
+
+    def spy(value: Any) -> Any:
+        seen.append(value)
+        return numpy_import(value)
+
+    monkeypatch.setattr(np, "from_dlpack", spy)
+    for i in range(3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ih.WriteThroughWarning)
+            plan, out = checked(hub, x, to)
+        assert plan.zero_copy and seen[-1] is x and len(seen) == i + 1
+    assert getattr(x, "_npy_value", None) is None  # jax made no copy of its own
+
+    def refusing(value: Any) -> Any:
+        raise BufferError("refused")
+
+    monkeypatch.setattr(np, "from_dlpack", refusing)
+    run = interchange_hub_jax._column_major_export()
+    assert run(x) is x  # the Array itself, for the consumer's own DLPack import
+    y = jax.dlpack.from_dlpack(torch.arange(12.0).reshape(4, 3).T)
+    monkeypatch.setattr(np, "from_dlpack", numpy_import)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ih.WriteThroughWarning)
+        out = hub.convert(y, to="torch")
+    assert ptr(out) == ptr(y) and out.tolist() == np.asarray(y).tolist()
+
+
+def test_the_route_key_function_of_arrays_checks_deletion_each_call(hub: ih.Hub) -> None:
+    # route_key_of gives concrete Array types a function of their own (the type tested
+    # once): what route_key gives, deletion still checked on every call.
+    adapter = hub.registry.owner(jnp.arange(3.0))
+    assert adapter is not None
+    x = jnp.arange(5.0)
+    key = adapter.route_key_of(type(x))
+    assert key is not adapter.route_key and key(x) == adapter.route_key(x) is not None
+    x.delete()
+    assert key(x) is None and adapter.route_key(x) is None
+
+
 def test_an_array_jax_cached_a_copy_of_goes_through_dlpack(hub: ih.Hub) -> None:
     # Where jax has a host copy cached (np.asarray copied once), that copy is not the
     # Array's buffer: the export hands the Array itself to DLPack, still zero-copy.

@@ -1907,7 +1907,8 @@ def test_an_arrow_column_into_a_series_is_named_by_its_plan_bound_or_not(hub: ih
 def test_the_torch_route_key_finds_column_major_tensors_as_transposing_would() -> None:
     # The route key reads a 2-D tensor's strides instead of making its transposed view:
     # the same answer as t().is_contiguous() for every layout, size-1 dimensions included
-    # (a tensor neither row- nor column-major has no key: it is planned).
+    # (a tensor neither row- nor column-major has no key: it is planned), and the key
+    # calls a tensor row-major exactly where is_contiguous() does.
     from interchange_hub.adapters._torch import _tensor_key
 
     checked = 0
@@ -1915,14 +1916,16 @@ def test_the_torch_route_key_finds_column_major_tensors_as_transposing_would() -
         base = torch.arange(200.0)  # room for every stride below
         for strides in itertools.product([0, 1, 2, 3, 4, 5, 8, 20], repeat=2):
             tensor = torch.as_strided(base, (rows, cols), strides)
-            if tensor.is_contiguous():
-                continue
             checked += 1
             key = _tensor_key(tensor)
-            assert (key is not None) == tensor.t().is_contiguous()
-            if key is not None:
+            if tensor.is_contiguous():  # row-major, as torch says, whatever else holds
+                assert key == (tensor.dtype, cols, 2, True, "C")
+            elif tensor.t().is_contiguous():
                 assert key == (tensor.dtype, cols, 2, True, "F")
-    assert checked > 600
+            else:
+                assert key is None
+    assert checked > 700
+    assert _tensor_key(torch.zeros(0, 3)) is None and _tensor_key(torch.zeros(3, 0)) is None
 
 
 class _NamedArray:
@@ -2668,7 +2671,8 @@ def test_one_dimensional_arrays_into_arrow_are_bound_to_array_of() -> None:
     kept = hub.planner.kept_route(np.arange(5.0), "pyarrow")
     assert kept is not None
     cells = {
-        n: c.cell_contents for n, c in zip(kept[1].__code__.co_freevars, kept[1].__closure__ or ())
+        n: c.cell_contents
+        for n, c in zip(kept[1].__code__.co_freevars, kept[1].__closure__ or (), strict=True)
     }
     steps = cells["fns"] if "fns" in cells else (cells["only"],)
     assert array_of in steps

@@ -29,8 +29,9 @@ def test_integers_with_nulls_stay_integers_in_table_libraries(hub: ih.Hub) -> No
 
 
 def test_a_kept_lossy_route_warns_at_the_callers_line_on_every_call(hub: ih.Hub) -> None:
-    # The kept run passes over the hub's frames below the caller at once (Planner.convert
-    # and ih.convert or Hub.convert): each warning still points at the caller's line.
+    # The kept run passes over the hub's frame below the caller at once (ih.convert or
+    # Hub.convert, which run it themselves): each warning still points at the caller's
+    # line.
     table = pa.table({"count": [1, None, 3], "other": [1.0, 2.0, 3.0]})
     for convert in (hub.convert, ih.convert):
         for _ in range(3):

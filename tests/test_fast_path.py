@@ -2522,12 +2522,17 @@ def _planned_calls(monkeypatch: pytest.MonkeyPatch) -> list[object]:
     return planned
 
 
-@pytest.mark.parametrize("which", ["ih", "hub"])
-def test_both_entry_points_run_a_kept_route_without_the_planner(
-    which: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture(params=["ih", "hub"])
+def entry(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> tuple[ih.Hub, Any]:
+    """A hub of its own and one of the two entry points converting with it."""
     hub = ih.Hub(autoload=False)
-    convert = _entry(which, hub, monkeypatch)
+    return hub, _entry(request.param, hub, monkeypatch)
+
+
+def test_both_entry_points_run_a_kept_route_without_the_planner(
+    entry: tuple[ih.Hub, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, convert = entry
     planned = _planned_calls(monkeypatch)
     table = pa.table({"x": [1.0, 2.0, 3.0]})
     first = convert(table, to="numpy")
@@ -2547,14 +2552,12 @@ def test_both_entry_points_run_a_kept_route_without_the_planner(
     assert len(planned) == 4
 
 
-@pytest.mark.parametrize("which", ["ih", "hub"])
 def test_both_entry_points_plan_once_where_the_kept_run_does_not_fit(
-    which: str, monkeypatch: pytest.MonkeyPatch
+    entry: tuple[ih.Hub, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from interchange_hub._core.info import RouteChanged
 
-    hub = ih.Hub(autoload=False)
-    convert = _entry(which, hub, monkeypatch)
+    hub, convert = entry
     table = pa.table({"x": [1.0, 2.0, 3.0]})
     convert(table, to="numpy")
     (fast,) = hub._calls.values()

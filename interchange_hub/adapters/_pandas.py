@@ -133,17 +133,9 @@ class PandasAdapter(Adapter):
         try:
             if cls is pd.Series:
                 # (its one block's values: Series._values, 0.2 us less)
-                values = obj._mgr.blocks[0].values
-                if (  # plain numpy numbers (_plain_values, inline: 0.3 us less)
-                    type(values) is ndarray
-                    and values.dtype.kind in "iufb"
-                    and values.strides[-1] == values.itemsize
-                ):
-                    extra: Hashable = values.dtype
-                else:
-                    extra = _values_key(values)
-                    if extra is None:
-                        return None
+                extra = _values_key(obj._mgr.blocks[0].values, ndarray)
+                if extra is None:
+                    return None
                 name = obj.name
                 if name is not None and type(name) not in _KEYED_NAMES:
                     return None
@@ -162,16 +154,9 @@ class PandasAdapter(Adapter):
                 # (rows: a block's last axis, 1-D or 2-D; 0.2 us less than the index's len)
                 if not values.shape[-1]:
                     return None  # no rows: planned each call
-                if (  # the common block, without _values_key (_plain_values, inline)
-                    type(values) is ndarray
-                    and values.dtype.kind in "iufb"
-                    and values.strides[-1] == values.itemsize
-                ):
-                    extra = values.dtype
-                else:
-                    extra = _values_key(values)
-                    if extra is None:
-                        return None
+                extra = _values_key(values, ndarray)
+                if extra is None:
+                    return None
                 where = block.mgr_locs.indexer
                 place = (
                     (where.start, where.stop, where.step)
@@ -259,13 +244,23 @@ class PandasAdapter(Adapter):
 _ONE_BLOCK = frozenset({Flag.ONE_BLOCK})
 
 
-def _values_key(values: Any) -> Hashable | None:
+def _values_key(values: Any, ndarray: Any) -> Hashable | None:
     """What the route key holds of one block's (or a Series') values: the numpy dtype of
-    plain numpy numbers (:func:`_plain_values`); for pyarrow-backed strings their missing
-    value and whether nulls are present (O(1): Arrow keeps null counts; a StringDtype is
-    not hashed: pandas' ExtensionDtype hash costs 0.65 us and slows the export after it);
-    None for anything the fast path leaves out."""
-    if _plain_values(values, np_module().ndarray):
+    plain numpy numbers (``ndarray``: numpy's, which the caller holds; see below); for
+    pyarrow-backed strings their missing value and whether nulls are present (O(1): Arrow
+    keeps null counts; a StringDtype is not hashed: pandas' ExtensionDtype hash costs
+    0.65 us and slows the export after it); None for anything the fast path leaves out.
+
+    Plain numbers: a numpy array of integers, floats or booleans whose columns (its last
+    axis: a block holds one column per row) are contiguous, so that describe calls every
+    column contiguous whatever the number of rows. Strided data is left to describe, which
+    sees a one-row column as contiguous and a longer one as strided: no key could say
+    which."""
+    if (
+        type(values) is ndarray
+        and values.dtype.kind in "iufb"
+        and values.strides[-1] == values.itemsize
+    ):
         numpy_dtype: Hashable = values.dtype
         return numpy_dtype
     arrays = _pd().arrays
@@ -308,18 +303,6 @@ def _nat_min(data: Any) -> Any:
 _NAT = -(1 << 63)  # NaT's int64 value (INT64_MIN)
 
 
-def _plain_values(values: Any, ndarray: Any) -> bool:
-    """A numpy array (``ndarray``: numpy's, which the caller holds) of integers, floats or booleans whose columns (its last axis: a
-    block holds one column per row) are contiguous, so that describe calls every column
-    contiguous whatever the number of rows. Strided data is left to describe, which sees
-    a one-row column as contiguous and a longer one as strided: no key could say which."""
-    return (
-        type(values) is ndarray
-        and values.dtype.kind in "iufb"
-        and values.strides[-1] == values.itemsize
-    )
-
-
 # Column names the route key holds as they are: strings, or ints (pd.DataFrame(matrix)
 # names its columns 0, 1, ...). Two tuples of them are equal only when their str() are,
 # which is what describe and Arrow export name the columns. Floats and bools are left
@@ -351,7 +334,7 @@ def _index_key(index: Any) -> Hashable | None:
     values = index._values
     if type(values) is np_module().ndarray and values.dtype.kind not in "iub":
         return None
-    extra = _values_key(values)
+    extra = _values_key(values, np_module().ndarray)
     return None if extra is None else (cls, extra)
 
 

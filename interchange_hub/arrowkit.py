@@ -512,10 +512,7 @@ def read_table_asking(value: Any, wanted: Callable[[Any], Any]) -> Any:
 def without_views_schema(schema: Any) -> Any:
     """``schema`` with views cast to large types at every depth, dictionaries' values too
     (what :func:`without_views` casts to; field metadata kept)."""
-    pa = pa_module()
-    return pa.schema(
-        [f.with_type(_without_views(pa, f.type)) for f in schema], metadata=schema.metadata
-    )
+    return _view_free_schema(pa_module(), schema)[0]  # (kept per schema: 2.4 us, not 4.6)
 
 
 def read_column(value: Any) -> Any:

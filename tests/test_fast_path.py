@@ -429,6 +429,7 @@ def test_identity_keys_compute_once_per_object_and_forget_dead_objects() -> None
 
 
 def test_a_failing_bound_step_names_its_step() -> None:
+    from interchange_hub._core.info import RouteChanged
     from interchange_hub._engine.plans import compile_runs
 
     ctx = ih.adapter.Context(ih.DataInfo(ih.Kind.COLUMN))
@@ -446,6 +447,22 @@ def test_a_failing_bound_step_names_its_step() -> None:
         run(2)
     assert compile_runs(tuple((e, ctx) for e in edges[:2]))(2) == 4
     assert compile_runs(((edges[0], ctx),))(2) == 2
+    # two steps run (a route's usual length, written out without the loop): each named
+    two = compile_runs(tuple((e, ctx) for e in edges[1:]))
+    with pytest.raises(ih.ConversionError, match=r"step 2 \(c -> d via boom") as failed:
+        two(2)
+    assert isinstance(failed.value.__cause__, ValueError)
+    first_fails = compile_runs(((edges[2], ctx), (edges[1], ctx)))
+    with pytest.raises(ih.ConversionError, match=r"step 1 \(c -> d via boom"):
+        first_fails(2)
+    assert compile_runs(((edges[1], ctx), (edges[1], ctx)))(3) == 12
+
+    def changed(value: Any, ctx: Any) -> Any:
+        raise RouteChanged("another layout")
+
+    moved = ih.adapter.Edge("d", "e", "t", "moved", lambda c: None, changed)  # type: ignore[arg-type, return-value]
+    with pytest.raises(RouteChanged):  # passed on, for the planner to plan afresh
+        compile_runs(((edges[1], ctx), (moved, ctx)))(2)
 
 
 def test_pyarrow_table_to_numpy_is_one_column_major_copy(hub: ih.Hub) -> None:
@@ -2677,7 +2694,7 @@ def test_one_dimensional_arrays_into_arrow_are_bound_to_array_of() -> None:
         n: c.cell_contents
         for n, c in zip(kept[1].__code__.co_freevars, kept[1].__closure__ or (), strict=True)
     }
-    steps = cells["fns"] if "fns" in cells else (cells["only"],)
+    steps = cells.get("fns") or tuple(cells[n] for n in ("only", "first", "second") if n in cells)
     assert array_of in steps
     # never silent: an array the route was not planned for is refused, by pyarrow
     with pytest.raises(ih.ConversionError, match="1-dimensional|ndim"):

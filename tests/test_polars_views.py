@@ -3,6 +3,8 @@ the same characters, from VIEWS_FROM rows (polars' own import copies the charact
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import nanoarrow as na
 import pandas as pd
 import polars as pl
@@ -100,3 +102,108 @@ def test_pandas_strings_become_the_frame_and_series_polars_makes(hub: ih.Hub, ro
         inside, _ = shared_memory(hub, hub.convert(frame, to="polars"), frame)
         assert inside > 0  # the characters
     assert shared_memory(hub, hub.convert(frame, to="polars", copy=True), frame)[0] == 0
+
+
+# -- polars' views into nanoarrow (which cannot read views): cast to large types ---------
+
+
+def _viewed_frame(rows: int) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "s": [None if i % 7 == 0 else f"string value {i}" for i in range(rows)],
+            "b": [bytes([i % 256]) * (i % 15) for i in range(rows)],
+            "i": range(rows),
+        }
+    )
+
+
+@pytest.mark.parametrize("rows", [2, 1000])
+def test_views_into_nanoarrow_become_what_without_views_makes(
+    rows: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from interchange_hub import arrowkit
+
+    frame = _viewed_frame(rows)
+    expected = arrowkit.without_views(pa.table(frame))
+    assert expected.schema.types[:2] == [pa.large_string(), pa.large_binary()]
+    general: list[pa.Table] = []
+
+    def spied(table: pa.Table) -> pa.Table:
+        general.append(table)
+        return expected
+
+    monkeypatch.setattr(arrowkit, "without_views", spied)
+    hub = ih.Hub(autoload=False)
+    for _ in range(3):  # planned, then the kept run
+        got = pa.table(hub.convert(frame, to="nanoarrow"))
+        got.validate(full=True)
+        assert got.schema.equals(expected.schema, check_metadata=True)
+        assert got.equals(expected)
+    assert general == []  # each view column cast in place, not the general way
+
+
+def test_views_into_nanoarrow_keep_fields_and_metadata() -> None:
+    field = pa.field("s", pa.string_view(), nullable=False, metadata={b"unit": b"none"})
+    schema = pa.schema([field, pa.field("n", pa.int64())], metadata={b"table": b"kept"})
+    table = pa.table([pa.array(["a", "bb", "a much longer string"]), [1, 2, 3]], schema=schema)
+    hub = ih.Hub(autoload=False)
+    for _ in range(2):
+        got = pa.table(hub.convert(table, to="nanoarrow"))
+        assert got.schema.field("s") == field.with_type(pa.large_string())
+        assert got.schema.field("s").metadata == {b"unit": b"none"}
+        assert not got.schema.field("s").nullable
+        assert got.schema.metadata == {b"table": b"kept"}
+        assert got.column("s").to_pylist() == ["a", "bb", "a much longer string"]
+
+
+def test_long_tables_and_unplanned_types_go_the_general_way(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from interchange_hub import arrowkit
+    from interchange_hub._core.info import Column, DataInfo, Kind
+    from interchange_hub.adapter import Context
+    from interchange_hub.adapters import _nanoarrow
+
+    monkeypatch.setattr(_nanoarrow, "_OWN_CAST_ROWS", 5)
+    frame = _viewed_frame(50)
+    hub = ih.Hub(autoload=False)
+    for _ in range(2):  # more rows than cast in place: threads' way, the same table
+        got = pa.table(hub.convert(frame, to="nanoarrow"))
+        assert got.equals(arrowkit.without_views(pa.table(frame)))
+    # A column of a type the plan did not see is never cast to the planned one: it goes
+    # the general way (nanoarrow's Array replaced by the table itself, to be looked at
+    # without nanoarrow reading what it would crash on)
+    monkeypatch.setattr(_nanoarrow, "_na", lambda: SimpleNamespace(Array=lambda t: t))
+    info = DataInfo(Kind.TABLE, (Column("s", "string_view", 48, 0, 1),), rows=3)
+    run = _nanoarrow._flat_views_cast(Context(info), Kind.TABLE)
+    assert run is not None
+    nested = pa.table({"s": pa.array([["a"], None, ["b", "c"]], pa.list_(pa.string_view()))})
+    out = run(nested)
+    assert out.schema.field("s").type == pa.list_(pa.large_string())
+    assert out.column("s").to_pylist() == [["a"], None, ["b", "c"]]
+    ints = pa.table({"s": [1, 2, 3]})
+    assert run(ints).equals(ints)
+    assert run(pa.table({"s": pa.array(["x"], pa.string_view())})).schema.types == [
+        pa.large_string()
+    ]
+
+
+def test_a_producer_asked_for_large_types_is_not_cast_again() -> None:
+    table = pa.table({"s": pa.array(["x", None, "y" * 20], pa.string_view()), "n": [1, 2, 3]})
+    large = table.cast(pa.schema([("s", pa.large_string()), ("n", pa.int64())]))
+
+    asked: list[object] = []
+
+    class Asked:  # a producer that honours requested_schema: large types when asked
+        def __arrow_c_schema__(self) -> object:
+            return table.schema.__arrow_c_schema__()
+
+        def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+            asked.append(requested_schema)
+            source = large if requested_schema is not None else table
+            return source.__arrow_c_stream__()
+
+    hub = ih.Hub(autoload=False)
+    got = pa.table(hub.convert(Asked(), to="nanoarrow"))
+    assert got.equals(large)
+    assert asked and asked[-1] is not None

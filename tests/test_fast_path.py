@@ -508,6 +508,40 @@ def test_pandas_nan_left_out_of_the_key_is_checked_by_the_export() -> None:
     assert np.isnan(hub.convert(block, to="numpy")[1, 1])
 
 
+def test_pandas_keys_per_class_are_route_keys_and_leave_subclasses_out(hub: ih.Hub) -> None:
+    import pandas as pd
+
+    adapter = hub.registry.owner(pd.DataFrame({"a": [1]}))
+    assert adapter is not None
+
+    class Frame(pd.DataFrame):  # type: ignore[misc]
+        pass
+
+    class Series(pd.Series):  # type: ignore[misc]
+        pass
+
+    for sub in (Frame({"a": [1.0]}), Series([1.0])):
+        assert adapter.route_key(sub) is None
+        assert adapter.route_key_of(type(sub))(sub) is None
+    keyed = [
+        pd.DataFrame({"a": [1.0, 2.0], "b": [3, 4], "c": [5.0, 6.0]}),
+        pd.DataFrame({"a": [1.0]}, index=pd.Index([7], name="i")),
+        pd.DataFrame(np.ones((3, 2)), columns=[0, 1]),
+        pd.Series([1.0, 2.0], name="x"),
+        pd.Series([1, 2], index=pd.Index([5, 6], name="i")),
+        pd.Series(["x", None], dtype="str"),
+    ]
+    for obj in keyed:
+        key = adapter.route_key(obj)
+        assert key is not None
+        assert adapter.route_key_of(type(obj))(obj) == key
+    # the index's name is read on each call (renamed in place)
+    frame = keyed[1]
+    before = adapter.route_key(frame)
+    frame.index.name = "j"
+    assert adapter.route_key_of(pd.DataFrame)(frame) != before
+
+
 def test_pandas_keys_leave_out_what_they_cannot_see_cheaply(hub: ih.Hub) -> None:
     import pandas as pd
 

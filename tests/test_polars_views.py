@@ -4,6 +4,7 @@ the same characters, from VIEWS_FROM rows (polars' own import copies the charact
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import Any
 
 import nanoarrow as na
 import pandas as pd
@@ -156,36 +157,103 @@ def test_views_into_nanoarrow_keep_fields_and_metadata() -> None:
         assert got.column("s").to_pylist() == ["a", "bb", "a much longer string"]
 
 
-def test_long_tables_and_unplanned_types_go_the_general_way(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def _general_way(monkeypatch: pytest.MonkeyPatch) -> list[pa.Table]:
+    """The tables arrowkit.without_views is given from now on (it still makes them)."""
     from interchange_hub import arrowkit
+
+    general: list[pa.Table] = []
+    without_views = arrowkit.without_views
+
+    def spied(table: pa.Table) -> pa.Table:
+        general.append(table)
+        return without_views(table)
+
+    monkeypatch.setattr(arrowkit, "without_views", spied)
+    return general
+
+
+def test_long_tables_go_the_general_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    from interchange_hub import arrowkit
+    from interchange_hub.adapters import _nanoarrow
+
+    frame = _viewed_frame(50)
+    expected = arrowkit.without_views(pa.table(frame))
+    monkeypatch.setattr(_nanoarrow, "_OWN_CAST_ROWS", 5)
+    general = _general_way(monkeypatch)
+    hub = ih.Hub(autoload=False)
+    for calls in (1, 2):  # more rows than cast in place: threads' way, the same table
+        got = pa.table(hub.convert(frame, to="nanoarrow"))
+        assert got.equals(expected) and got.schema.equals(expected.schema)
+        assert len(general) == calls
+
+
+def _views_run(monkeypatch: pytest.MonkeyPatch, *dtypes: str) -> Any:
+    """The bound import of a table of those dtypes (columns a, b, ...), whose nanoarrow
+    Array is the table itself: looked at without nanoarrow reading it (views would crash
+    the process)."""
     from interchange_hub._core.info import Column, DataInfo, Kind
     from interchange_hub.adapter import Context
     from interchange_hub.adapters import _nanoarrow
 
-    monkeypatch.setattr(_nanoarrow, "_OWN_CAST_ROWS", 5)
-    frame = _viewed_frame(50)
-    hub = ih.Hub(autoload=False)
-    for _ in range(2):  # more rows than cast in place: threads' way, the same table
-        got = pa.table(hub.convert(frame, to="nanoarrow"))
-        assert got.equals(arrowkit.without_views(pa.table(frame)))
-    # A column of a type the plan did not see is never cast to the planned one: it goes
-    # the general way (nanoarrow's Array replaced by the table itself, to be looked at
-    # without nanoarrow reading what it would crash on)
     monkeypatch.setattr(_nanoarrow, "_na", lambda: SimpleNamespace(Array=lambda t: t))
-    info = DataInfo(Kind.TABLE, (Column("s", "string_view", 48, 0, 1),), rows=3)
-    run = _nanoarrow._flat_views_cast(Context(info), Kind.TABLE)
+    cols = tuple(Column("ab"[i], d, 48, 0, 1) for i, d in enumerate(dtypes))
+    run = _nanoarrow._flat_views_cast(Context(DataInfo(Kind.TABLE, cols, rows=3)), Kind.TABLE)
     assert run is not None
-    nested = pa.table({"s": pa.array([["a"], None, ["b", "c"]], pa.list_(pa.string_view()))})
-    out = run(nested)
-    assert out.schema.field("s").type == pa.list_(pa.large_string())
-    assert out.column("s").to_pylist() == [["a"], None, ["b", "c"]]
-    ints = pa.table({"s": [1, 2, 3]})
-    assert run(ints).equals(ints)
-    assert run(pa.table({"s": pa.array(["x"], pa.string_view())})).schema.types == [
+    return run
+
+
+def test_columns_unlike_the_plan_go_the_general_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    run = _views_run(monkeypatch, "string_view")
+    general = _general_way(monkeypatch)
+    # planned: one string_view column. As planned: cast in place.
+    assert run(pa.table({"a": pa.array(["x"], pa.string_view())})).schema.types == [
         pa.large_string()
     ]
+    assert general == []
+    # A column of a type the plan did not see is never cast to the planned one.
+    nested = pa.table({"a": pa.array([["a"], None, ["b", "c"]], pa.list_(pa.string_view()))})
+    out = run(nested)
+    assert out.schema.field("a").type == pa.list_(pa.large_string())
+    assert out.column("a").to_pylist() == [["a"], None, ["b", "c"]]
+    ints = pa.table({"a": [1, 2, 3]})
+    assert run(ints).equals(ints)
+    # Another number of columns
+    two = pa.table({"a": pa.array(["x"], pa.string_view()), "b": pa.array(["y"], pa.string_view())})
+    assert run(two).schema.types == [pa.large_string(), pa.large_string()]
+    assert len(general) == 3
+
+
+def test_a_stream_unlike_its_schema_leaves_no_views(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A producer whose stream swaps what its schema said: the view is in the other column
+    run = _views_run(monkeypatch, "string_view", "large_string")
+    said = pa.schema([("a", pa.string_view()), ("b", pa.large_string())])
+    gave = pa.table(
+        {"a": pa.array(["x"], pa.large_string()), "b": pa.array(["y"], pa.string_view())}
+    )
+
+    class Swapped:
+        def __arrow_c_schema__(self) -> object:
+            return said.__arrow_c_schema__()
+
+        def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+            return gave.__arrow_c_stream__()
+
+    general = _general_way(monkeypatch)
+    out = run(Swapped())
+    assert out.schema.types == [pa.large_string(), pa.large_string()]
+    assert out.to_pydict() == {"a": ["x"], "b": ["y"]}
+    assert len(general) == 1
+
+
+def test_nulls_in_a_non_nullable_view_column_are_refused_as_pyarrow_does() -> None:
+    field = pa.field("s", pa.string_view(), nullable=False)
+    table = pa.table([pa.array(["a", None], pa.string_view())], schema=pa.schema([field]))
+    with pytest.raises(ValueError, match="non-nullable"):
+        table.cast(pa.schema([field.with_type(pa.large_string())]))
+    hub = ih.Hub(autoload=False)
+    for _ in range(2):
+        with pytest.raises(ih.ConversionError, match="non-nullable"):
+            hub.convert(table, to="nanoarrow")
 
 
 def test_a_producer_asked_for_large_types_is_not_cast_again() -> None:

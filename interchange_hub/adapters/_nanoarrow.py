@@ -340,8 +340,8 @@ _FLAT_VIEWS = {"string_view": "large_string", "binary_view": "large_binary"}
 
 # The rows up to which :func:`_flat_views_cast` casts a table's view columns itself, one
 # after the other; a longer table is cast as arrowkit.without_views casts it (slices of
-# its columns on threads, from 16 MiB).
-_OWN_CAST_ROWS = 1 << 16
+# its columns on threads, from 16 MiB: which 16,384 rows reach with strings of 1 KiB).
+_OWN_CAST_ROWS = 1 << 14
 
 
 def _flat_views_cast(ctx: Context, want: Kind) -> Callable[[Any], Any] | None:
@@ -355,9 +355,15 @@ def _flat_views_cast(ctx: Context, want: Kind) -> Callable[[Any], Any] | None:
     (polars -> nanoarrow, 1,000 rows: two string_view columns 150-154 -> 112 us, against
     90-92 for ``na.Array(x.to_arrow(compat_level=pl.CompatLevel.oldest()))``; one among
     five columns 172-178 -> 118, against 123; 10,000 rows of the two 234 -> 188, against
-    149: pyarrow's cast costs 11 us a call before any work). A column that is
-    neither its view type nor the large one (no route key should let one through), and a
-    table of more than :data:`_OWN_CAST_ROWS` rows: ``without_views`` (threads)."""
+    149: pyarrow's cast costs 11 us a call before any work).
+
+    The general way (``without_views``, which works the table's own schema out) takes a
+    table of more than :data:`_OWN_CAST_ROWS` rows, one of another number of columns than
+    planned, a view column of another type than planned or its large one, a non-nullable
+    view column holding nulls (pyarrow's cast refuses it), and, from a producer other than
+    pyarrow's own tables and the classes whose adapters vouch for their streams
+    (``arrowkit.exact_batches``: polars' frames), one with a view among its other columns
+    (a stream unlike the schema it described: nanoarrow would crash on it)."""
     info = ctx.info
     if info.kind != Kind.TABLE or want != Kind.TABLE or not installed("pyarrow"):
         return None
@@ -368,21 +374,32 @@ def _flat_views_cast(ctx: Context, want: Kind) -> Callable[[Any], Any] | None:
     casts = tuple(
         (i, pa.type_for_alias(dtype), pa.type_for_alias(_FLAT_VIEWS[dtype])) for i, dtype in views
     )
+    width = len(info.columns)
+    others = tuple(i for i in range(width) if i not in {i for i, _ in views})
     make = _na().Array
     read, wanted = arrowkit.read_table_asking, arrowkit.without_views_schema
+    table_cls, exact, has_views = pa.Table, arrowkit.exact_batches, arrowkit.has_views
 
     def run(value: Any) -> Any:
         table = read(value, wanted)
-        if table.num_rows > _OWN_CAST_ROWS:
+        if table.num_rows > _OWN_CAST_ROWS or table.num_columns != width:
             return make(_without_views(table))
         columns = table.columns
+        cls = type(value)
+        if cls is not table_cls and not exact(cls):
+            for i in others:
+                if has_views(str(columns[i].type)):
+                    return make(_without_views(table))
         schema = table.schema
         out = table
         for i, view, large in casts:
             column = columns[i]
             typ = column.type
             if typ == view:
-                out = out.set_column(i, schema.field(i).with_type(large), column.cast(large))
+                field = schema.field(i)
+                if not field.nullable and column.null_count:
+                    return make(_without_views(table))  # (pyarrow's error)
+                out = out.set_column(i, field.with_type(large), column.cast(large))
             elif typ != large:  # (a producer that honoured the request gave large types)
                 return make(_without_views(table))
         return make(out)

@@ -237,7 +237,10 @@ def _key_functions(
     def frame_key(obj: Any) -> Hashable | None:
         try:
             mgr = obj._mgr
-            columns, index = mgr.axes
+            try:
+                columns, index = mgr.axes
+            except ValueError:  # not two axes: pandas changed its internals, always plan
+                return None
             if type(index) is range_index:
                 indexed = None
             else:
@@ -269,7 +272,7 @@ def _key_functions(
                 )
                 blocks.append((extra, place))
             return (names, tuple(blocks), indexed)
-        except (AttributeError, ValueError):  # pandas changed its internals: always plan
+        except AttributeError:  # pandas changed its internals: always plan
             return None
 
     def series_key(obj: Any) -> Hashable | None:

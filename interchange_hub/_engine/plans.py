@@ -355,6 +355,11 @@ def runs_of(plan: Plan, request: Request) -> Runs:
     )
 
 
+# What a compiled route lets through as it is: the hub's own errors, RouteChanged (for the
+# planner to plan the object afresh) and interruptions; anything else names its step.
+_PASSED_ON = (InterchangeError, RouteChanged, KeyboardInterrupt, SystemExit, GeneratorExit)
+
+
 def compile_runs(runs: Runs) -> Compiled:
     """One function that runs the steps in order, as the first conversion and the fast path
     both call it: every edge bound to its context once (:meth:`Edge.bound`), passthrough
@@ -371,9 +376,7 @@ def compile_runs(runs: Runs) -> Compiled:
         def run_one(obj: Any) -> Any:
             try:
                 return only(obj)
-            except (InterchangeError, RouteChanged):
-                raise
-            except (KeyboardInterrupt, SystemExit, GeneratorExit):
+            except _PASSED_ON:
                 raise
             except BaseException as exc:
                 raise _failed(number, edge, exc) from exc
@@ -385,17 +388,13 @@ def compile_runs(runs: Runs) -> Compiled:
         def run_two(obj: Any) -> Any:
             try:
                 value = first(obj)
-            except (InterchangeError, RouteChanged):
-                raise
-            except (KeyboardInterrupt, SystemExit, GeneratorExit):
+            except _PASSED_ON:
                 raise
             except BaseException as exc:
                 raise _failed(first_number, first_edge, exc) from exc
             try:
                 return second(value)
-            except (InterchangeError, RouteChanged):
-                raise
-            except (KeyboardInterrupt, SystemExit, GeneratorExit):
+            except _PASSED_ON:
                 raise
             except BaseException as exc:
                 raise _failed(second_number, second_edge, exc) from exc
@@ -409,9 +408,7 @@ def compile_runs(runs: Runs) -> Compiled:
             for fn in fns:
                 value = fn(value)
                 i += 1
-        except (InterchangeError, RouteChanged):
-            raise
-        except (KeyboardInterrupt, SystemExit, GeneratorExit):
+        except _PASSED_ON:
             raise
         except BaseException as exc:
             number, edge, _ = steps[i]

@@ -256,7 +256,7 @@ def test_nulls_in_a_non_nullable_view_column_are_refused_as_pyarrow_does() -> No
             hub.convert(table, to="nanoarrow")
 
 
-def test_a_producer_asked_for_large_types_is_not_cast_again() -> None:
+def test_a_producer_asked_for_large_types_gives_the_result_its_buffers() -> None:
     table = pa.table({"s": pa.array(["x", None, "y" * 20], pa.string_view()), "n": [1, 2, 3]})
     large = table.cast(pa.schema([("s", pa.large_string()), ("n", pa.int64())]))
 
@@ -275,3 +275,6 @@ def test_a_producer_asked_for_large_types_is_not_cast_again() -> None:
     got = pa.table(hub.convert(Asked(), to="nanoarrow"))
     assert got.equals(large)
     assert asked and asked[-1] is not None
+    # taken as the producer gave them: the characters are its buffer, not a copy
+    chars = large.column("s").chunk(0).buffers()[2]
+    assert got.column("s").chunk(0).buffers()[2].address == chars.address

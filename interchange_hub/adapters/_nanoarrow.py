@@ -352,8 +352,7 @@ def _flat_views_cast(ctx: Context, want: Kind) -> Callable[[Any], Any] | None:
     metadata) and the table's metadata: what ``arrowkit.without_views`` makes of it,
     without its lookup of the table's schema (a fresh schema's hash and comparison cost
     8 us for two columns, 17 for five: Arrow fingerprints both) and its checks, which the
-    plan made
-    (polars -> nanoarrow, 1,000 rows: two string_view columns 150-154 -> 112 us, against
+    plan made (polars -> nanoarrow, 1,000 rows: two string_view columns 150-154 -> 112 us, against
     90-92 for ``na.Array(x.to_arrow(compat_level=pl.CompatLevel.oldest()))``; one among
     five columns 172-178 -> 118, against 123; 10,000 rows of the two 234 -> 188, against
     149: pyarrow's cast costs 11 us a call before any work).
@@ -375,8 +374,8 @@ def _flat_views_cast(ctx: Context, want: Kind) -> Callable[[Any], Any] | None:
     casts = tuple(
         (i, pa.type_for_alias(dtype), pa.type_for_alias(_FLAT_VIEWS[dtype])) for i, dtype in views
     )
-    width = len(info.columns)
-    others = tuple(i for i in range(width) if i not in {i for i, _ in views})
+    width, viewed = len(info.columns), {i for i, _ in views}
+    others = tuple(i for i in range(width) if i not in viewed)
     make = _na().Array
     read, wanted = arrowkit.read_table_asking, arrowkit.without_views_schema
     table_cls, exact, has_views = pa.Table, arrowkit.exact_batches, arrowkit.has_views

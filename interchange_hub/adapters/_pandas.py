@@ -222,8 +222,8 @@ def _key_functions(
     read from the block manager: its axes (what ``obj.index`` and ``obj.columns`` return,
     through a property each), its blocks' values and placements (``_mgr_locs``, which the
     ``mgr_locs`` property returns), a Series' ``_name`` (``name``'s). The classes and the
-    identity tables' lookups are bound once: 2.12 -> 1.5 us for a frame of four float
-    columns. Where pandas changed those internals: None (planned each call)."""
+    identity tables' lookups are bound once: 2.12 -> 1.71-1.75 us for a frame of four
+    float columns. Where pandas changed those internals: None (planned each call)."""
 
     def indexed_key(index: Any) -> Hashable | None:
         # An index of its own (a filtered frame's, a time series'): one column more. Its
@@ -385,10 +385,10 @@ def _index_key(index: Any) -> Hashable | None:
     cls = type(index)
     if cls is not pd.Index and cls is not pd.DatetimeIndex and cls is not pd.TimedeltaIndex:
         return None
-    values = index._values
-    if type(values) is np_module().ndarray and values.dtype.kind not in "iub":
+    values, ndarray = index._values, np_module().ndarray
+    if type(values) is ndarray and values.dtype.kind not in "iub":
         return None
-    extra = _values_key(values, np_module().ndarray)
+    extra = _values_key(values, ndarray)
     return None if extra is None else (cls, extra)
 
 

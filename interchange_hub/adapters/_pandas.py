@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from interchange_hub import arrowkit
 from interchange_hub._bridge import pandas_native
 from interchange_hub._bridge.cow import share_on_write
-from interchange_hub._bridge.tensors import ndarray_buffers, np_module, null_mask
+from interchange_hub._bridge.tensors import nan_filled, ndarray_buffers, np_module, null_mask
 from interchange_hub._core.deps import require
 from interchange_hub._core.dtypes import (
     is_float,
@@ -1197,10 +1197,11 @@ def _arrow_backed(arrow_type: Any) -> Any:
     return None
 
 
-def _nan_beside_null(data: Any, strict: bool) -> None:
+def _nan_beside_null(data: Any, strict: bool, clean: frozenset[int] = frozenset()) -> None:
     """Report float columns holding both NaN and nulls (pandas' float64 makes both NaN,
     its missing value, so they can no longer be told apart) and temporal columns holding
-    INT64_MIN (NaT in pandas: the value would become missing)."""
+    INT64_MIN (NaT in pandas: the value would become missing). ``clean``: the positions
+    of columns known to hold no NaN (read while they were converted), not read again."""
     pa = arrowkit.pa_module()
     named = (
         zip(data.column_names, data.columns, strict=True)
@@ -1209,9 +1210,9 @@ def _nan_beside_null(data: Any, strict: bool) -> None:
     )
     named = list(named)
     losses = arrowkit.nat_collisions(named)
-    for name, col in named:
+    for i, (name, col) in enumerate(named):
         floats = col.null_count and pa.types.is_floating(col.type)
-        if floats and _holds_nan(pa, col):
+        if floats and i not in clean and _holds_nan(pa, col):
             why = "NaN and null both become NaN, pandas' missing value"
             losses.append(Loss(name, f"{col.type} with NaN and nulls", "float64", why))
         if pa.types.is_dictionary(col.type) and pa.types.is_floating(col.type.value_type):
@@ -1858,8 +1859,17 @@ def _numbers_frame(ctx: Context) -> Callable[[Any], Any]:
     cols = ctx.info.columns
     check = any(c.nulls and is_float(c.dtype) for c in cols)
     # What each column is, by position (the route key fixes the schema): 1 an integer
-    # column, 2 a boolean one, 0 a float one.
-    kinds = tuple(1 if is_integer(c.dtype) else 2 if c.dtype == "bool" else 0 for c in cols)
+    # column, 2 a boolean one, 3 a float32 or float64 one, 0 another float one.
+    kinds = tuple(
+        1
+        if is_integer(c.dtype)
+        else 2
+        if c.dtype == "bool"
+        else 3
+        if c.dtype in ("float32", "float64")
+        else 0
+        for c in cols
+    )
     frame_of = _frame_of_columns
 
     def frame(table: Any) -> Any:
@@ -1867,7 +1877,10 @@ def _numbers_frame(ctx: Context) -> Callable[[Any], Any]:
         if meta and b"pandas" in meta:
             return None
         data = {}
-        for name, col, kind in zip(table.column_names, table.columns, kinds, strict=True):
+        clean = set()
+        for i, (name, col, kind) in enumerate(
+            zip(table.column_names, table.columns, kinds, strict=True)
+        ):
             if not col.num_chunks:
                 return None
             if not col.null_count:
@@ -1876,13 +1889,25 @@ def _numbers_frame(ctx: Context) -> Callable[[Any], Any]:
                 data[name] = _masked_integers(col, share=True)
             elif kind == 2:
                 return None
+            elif kind == 3 and col.num_chunks == 1 and len(col) >= _FUSED_FROM_ROWS:
+                # its values with NaN for nulls, and whether they hold NaN, in one pass
+                data[name], no_nan = nan_filled(col.chunk(0))
+                if no_nan:
+                    clean.add(i)
             else:
                 data[name] = col.to_numpy()
         if check:
-            _nan_beside_null(table, strict)
+            _nan_beside_null(table, strict, frozenset(clean))
         return share_on_write(frame_of(data, table.num_rows))
 
     return frame
+
+
+# From this many rows a float column with nulls is converted and scanned for NaN in one
+# pass (:func:`~interchange_hub._bridge.tensors.nan_filled`); below, ``to_numpy()`` and
+# then the scan cost less (1,000 float64 values: 12.3 us against 16.8; 10,000: 24.8 and
+# 25.5).
+_FUSED_FROM_ROWS = 1 << 14
 
 
 def _frame_of_columns(columns: dict[str, Any], rows: int) -> Any:

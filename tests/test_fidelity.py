@@ -479,14 +479,22 @@ def _long_floats(rows: int, nan_at: int | None, nan_under_null: bool, typ: Any) 
         (20_000, None, False, pa.float64(), 0),
         (20_000, None, True, pa.float64(), 0),  # NaN under nulls only: no value lost
         (20_000, 19_999, False, pa.float64(), 0),
-        (300_000, 290_001, True, pa.float64(), 0),  # in the second block of rows
+        # NaN under every null, and a NaN value in the second block of rows: each block
+        # whose minimum is NaN is looked at among its valid values
+        (300_000, 290_001, True, pa.float64(), 0),
         (300_000, 5, False, pa.float32(), 0),
         (300_000, 5, False, pa.float64(), 10),  # the NaN sliced off
         (300_000, 299_990, False, pa.float32(), 13),
     ],
 )
 def test_long_float_columns_with_nulls_reach_pandas_scanned_in_one_pass(
-    hub: ih.Hub, rows: int, nan_at: int | None, nan_under_null: bool, typ: Any, offset: int
+    hub: ih.Hub,
+    monkeypatch: pytest.MonkeyPatch,
+    rows: int,
+    nan_at: int | None,
+    nan_under_null: bool,
+    typ: Any,
+    offset: int,
 ) -> None:
     # From _FUSED_FROM_ROWS rows the frame of numbers (pandas' Int64 for integers with
     # nulls beside it) converts a float column with nulls and
@@ -494,10 +502,12 @@ def test_long_float_columns_with_nulls_reach_pandas_scanned_in_one_pass(
     # the same warning as to_numpy() and then the scan.
     import numpy as np
 
-    from interchange_hub.adapters._pandas import _FUSED_FROM_ROWS
+    from interchange_hub.adapters import _pandas
 
+    scans = []
+    monkeypatch.setattr(_pandas, "_holds_nan", lambda *a: scans.append(a) or True)
     col = _long_floats(rows, nan_at, nan_under_null, typ).slice(offset)
-    assert len(col) >= _FUSED_FROM_ROWS
+    assert len(col) >= _pandas._FUSED_FROM_ROWS
     ints = pa.array(np.arange(len(col)), mask=np.arange(len(col)) % 5 == 1)
     table = pa.table({"i": ints, "f": col})  # (integers with nulls: the numbers frame)
     lossy = nan_at is not None and nan_at >= offset
@@ -512,6 +522,7 @@ def test_long_float_columns_with_nulls_reach_pandas_scanned_in_one_pass(
         assert got.dtype == expected.dtype
         assert np.array_equal(got, expected, equal_nan=True)
         assert frame["f"].isna().tolist() == table["f"].is_null(nan_is_null=True).to_pylist()
+    assert not scans  # (the bound run's: no second pass over the column)
     frame.loc[0, "f"] = 99.0  # the result's own memory: the source never changes
     assert col[0].as_py() != 99.0 and table["f"].to_numpy(zero_copy_only=False)[0] != 99.0
     if lossy:
@@ -529,13 +540,15 @@ def test_nan_filled_is_to_numpy_in_writable_memory_of_its_own(
 
     monkeypatch.setattr(tensors, "POOL_FROM_BYTES", pool_from)
     monkeypatch.setattr(tensors, "MASK_ROWS", 1000)  # several blocks
-    for col, clean in [
-        (_long_floats(5_000, None, False, pa.float64()).slice(3), True),
-        (_long_floats(5_000, 4_000, False, pa.float32()), False),
+    for col, lossy in [
+        (_long_floats(5_000, None, False, pa.float64()).slice(3), False),
+        (_long_floats(5_000, 4_000, False, pa.float32()), True),
         (_long_floats(5_000, None, True, pa.float64()), False),  # NaN under the nulls
+        (_long_floats(5_000, 4_321, True, pa.float64()), True),  # and a NaN value
+        (_long_floats(5_000, 4_321, True, pa.float64()).slice(4_322), False),  # sliced off
     ]:
-        out, no_nan = tensors.nan_filled(col)
-        assert no_nan is clean
+        out, found = tensors.nan_filled(col)
+        assert found is lossy
         expected = col.to_numpy(zero_copy_only=False)
         assert out.dtype == expected.dtype and out.shape == expected.shape
         assert np.array_equal(out, expected, equal_nan=True)

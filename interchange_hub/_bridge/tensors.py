@@ -779,14 +779,15 @@ def filled_columns(chunks: list[Any], rows: int) -> Any:
 
 def nan_filled(chunk: Any) -> tuple[Any, bool]:
     """A float32 or float64 Arrow array (one chunk, with nulls) as a new 1-D ndarray, its
-    nulls NaN (what its ``to_numpy()`` makes), and whether its values buffer holds no NaN
-    (null slots included: where it does, only a look at the valid values can tell whether
-    one of them is NaN). Written :data:`MASK_ROWS` rows at a time, each block's minimum
-    (NaN propagates) read and its nulls set while it is in the cache: for pandas, which
-    cannot tell a NaN from a null, the conversion and the scan that warns of both in one
-    column in one pass over memory. 10,000,000 float64 values, a tenth null:
-    ``to_numpy()`` and then the scan 17.5-17.6 ms, this 15.9-16.0 (``to_numpy()`` alone
-    12.9); 1,000,000: 1.75-1.77 ms and 1.40-1.41."""
+    nulls NaN (what its ``to_numpy()`` makes), and whether one of its valid values is NaN
+    (which pandas, for one, cannot then tell from a null). Written :data:`MASK_ROWS` rows
+    at a time, each block's minimum (NaN propagates) read and its nulls set while it is
+    in the cache; a block whose minimum is NaN (a NaN value, or one in a null slot, as
+    pandas and numpy leave them) is looked at again among its valid values, still in the
+    cache. For pandas, the conversion and the scan that warns of NaN beside nulls in one
+    pass over memory. 10,000,000 float64 values, a tenth null: ``to_numpy()`` and then the
+    scan 17.5-17.6 ms, this 15.9-16.0 (``to_numpy()`` alone 12.9); 1,000,000: 1.75-1.77
+    ms and 1.40-1.41."""
     np = np_module()
     rows = len(chunk)
     dtype = np.dtype(chunk.type.to_pandas_dtype())
@@ -797,15 +798,16 @@ def nan_filled(chunk: Any) -> tuple[Any, bool]:
         out = pool_empty((rows, 1), dtype)[:, 0]
     else:
         out = np.empty(rows, dtype)
-    clean, isnan = True, np.isnan
+    found, isnan = False, np.isnan
     for start in range(0, rows, MASK_ROWS):
         stop = min(rows, start + MASK_ROWS)
         block = out[start:stop]
         np.copyto(block, values[start:stop])
-        if clean and isnan(block.min()):
-            clean = False
-        np.putmask(block, null_mask(chunk, start, stop), np.nan)
-    return out, clean
+        nulls = null_mask(chunk, start, stop)
+        if not found and isnan(block.min()):
+            found = bool(np.any(isnan(block) > nulls))  # NaN where no null is
+        np.putmask(block, nulls, np.nan)
+    return out, found
 
 
 # From this many bytes :func:`nan_filled` takes its result from Arrow's pool (whose pages
@@ -814,8 +816,8 @@ def nan_filled(chunk: Any) -> tuple[Any, bool]:
 POOL_FROM_BYTES = 32 << 20
 
 
-# The rows whose nulls :func:`filled_columns` writes as NaN at a time: its mask, a byte a
-# row, stays 256 KiB (in the cache) however long the column.
+# The rows whose nulls :func:`filled_columns` and :func:`nan_filled` write as NaN at a
+# time: their mask, a byte a row, stays 256 KiB (in the cache) however long the column.
 MASK_ROWS = 1 << 18
 
 

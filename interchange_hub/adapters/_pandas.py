@@ -17,6 +17,7 @@ import re
 import warnings
 from dataclasses import replace
 from functools import cache, lru_cache
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
@@ -1197,11 +1198,16 @@ def _arrow_backed(arrow_type: Any) -> Any:
     return None
 
 
-def _nan_beside_null(data: Any, strict: bool, clean: frozenset[int] = frozenset()) -> None:
+# (what _nan_beside_null knows of no column: an empty mapping, never written to)
+_NOTHING_KNOWN: Mapping[int, bool] = MappingProxyType({})
+
+
+def _nan_beside_null(data: Any, strict: bool, known: Mapping[int, bool] = _NOTHING_KNOWN) -> None:
     """Report float columns holding both NaN and nulls (pandas' float64 makes both NaN,
     its missing value, so they can no longer be told apart) and temporal columns holding
-    INT64_MIN (NaT in pandas: the value would become missing). ``clean``: the positions
-    of columns known to hold no NaN (read while they were converted), not read again."""
+    INT64_MIN (NaT in pandas: the value would become missing). ``known``: whether a
+    column (by position) holds NaN among its valid values, where that was read while it
+    was converted (:func:`~interchange_hub._bridge.tensors.nan_filled`): not read again."""
     pa = arrowkit.pa_module()
     named = (
         zip(data.column_names, data.columns, strict=True)
@@ -1212,7 +1218,7 @@ def _nan_beside_null(data: Any, strict: bool, clean: frozenset[int] = frozenset(
     losses = arrowkit.nat_collisions(named)
     for i, (name, col) in enumerate(named):
         floats = col.null_count and pa.types.is_floating(col.type)
-        if floats and i not in clean and _holds_nan(pa, col):
+        if floats and (known[i] if i in known else _holds_nan(pa, col)):
             why = "NaN and null both become NaN, pandas' missing value"
             losses.append(Loss(name, f"{col.type} with NaN and nulls", "float64", why))
         if pa.types.is_dictionary(col.type) and pa.types.is_floating(col.type.value_type):
@@ -1831,7 +1837,8 @@ def _bind_numeric_frame(ctx: Context) -> Callable[[Any], Any]:
     """A table of numbers (:func:`_numeric_frame`) into a DataFrame, a column at a time,
     with the result ``to_pandas(types_mapper=...)`` gives (a test compares them): each
     column's ``to_numpy()`` (a view of Arrow's buffer without nulls, NaN in a copy for a
-    float column's nulls), an integer column with nulls as a masked array made from its
+    float column's nulls: from :data:`_FUSED_FROM_ROWS` rows that copy made and scanned
+    for NaN beside the nulls in one pass, ``tensors.nan_filled``), an integer column with nulls as a masked array made from its
     buffers (:func:`_masked_integers`), one ``pd.DataFrame`` of them.
 
     ``to_pandas`` costs 240-350 us for 1,000 rows before it converts anything, and
@@ -1859,7 +1866,8 @@ def _numbers_frame(ctx: Context) -> Callable[[Any], Any]:
     cols = ctx.info.columns
     check = any(c.nulls and is_float(c.dtype) for c in cols)
     # What each column is, by position (the route key fixes the schema): 1 an integer
-    # column, 2 a boolean one, 3 a float32 or float64 one, 0 another float one.
+    # column, 2 a boolean one, 3 a float32 or float64 one, 0 any other (none: float16 is
+    # no type of a frame of numbers, _NUMERIC_FRAME_TYPES).
     kinds = tuple(
         1
         if is_integer(c.dtype)
@@ -1877,7 +1885,7 @@ def _numbers_frame(ctx: Context) -> Callable[[Any], Any]:
         if meta and b"pandas" in meta:
             return None
         data = {}
-        clean = set()
+        known = {}  # (of the float columns read as they were converted: NaN among values?)
         for i, (name, col, kind) in enumerate(
             zip(table.column_names, table.columns, kinds, strict=True)
         ):
@@ -1891,13 +1899,11 @@ def _numbers_frame(ctx: Context) -> Callable[[Any], Any]:
                 return None
             elif kind == 3 and col.num_chunks == 1 and len(col) >= _FUSED_FROM_ROWS:
                 # its values with NaN for nulls, and whether they hold NaN, in one pass
-                data[name], no_nan = nan_filled(col.chunk(0))
-                if no_nan:
-                    clean.add(i)
+                data[name], known[i] = nan_filled(col.chunk(0))
             else:
                 data[name] = col.to_numpy()
         if check:
-            _nan_beside_null(table, strict, frozenset(clean))
+            _nan_beside_null(table, strict, known)
         return share_on_write(frame_of(data, table.num_rows))
 
     return frame

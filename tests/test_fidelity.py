@@ -504,8 +504,13 @@ def test_long_float_columns_with_nulls_reach_pandas_scanned_in_one_pass(
 
     from interchange_hub.adapters import _pandas
 
-    scans = []
-    monkeypatch.setattr(_pandas, "_holds_nan", lambda *a: scans.append(a) or True)
+    scans: list[object] = []
+
+    def scanned(pa: Any, col: Any) -> bool:
+        scans.append(col)
+        return True
+
+    monkeypatch.setattr(_pandas, "_holds_nan", scanned)
     col = _long_floats(rows, nan_at, nan_under_null, typ).slice(offset)
     assert len(col) >= _pandas._FUSED_FROM_ROWS
     ints = pa.array(np.arange(len(col)), mask=np.arange(len(col)) % 5 == 1)

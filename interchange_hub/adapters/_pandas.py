@@ -1838,8 +1838,9 @@ def _bind_numeric_frame(ctx: Context) -> Callable[[Any], Any]:
     with the result ``to_pandas(types_mapper=...)`` gives (a test compares them): each
     column's ``to_numpy()`` (a view of Arrow's buffer without nulls, NaN in a copy for a
     float column's nulls: from :data:`_FUSED_FROM_ROWS` rows that copy made and scanned
-    for NaN beside the nulls in one pass, ``tensors.nan_filled``), an integer column with nulls as a masked array made from its
-    buffers (:func:`_masked_integers`), one ``pd.DataFrame`` of them.
+    for NaN beside the nulls in one pass, ``tensors.nan_filled``), an integer column with
+    nulls as a masked array made from its buffers (:func:`_masked_integers`), one
+    ``pd.DataFrame`` of them.
 
     ``to_pandas`` costs 240-350 us for 1,000 rows before it converts anything, and
     pandas' ``__from_arrow__`` builds a masked array's mask through a boolean Arrow array
@@ -1866,18 +1867,8 @@ def _numbers_frame(ctx: Context) -> Callable[[Any], Any]:
     cols = ctx.info.columns
     check = any(c.nulls and is_float(c.dtype) for c in cols)
     # What each column is, by position (the route key fixes the schema): 1 an integer
-    # column, 2 a boolean one, 3 a float32 or float64 one, 0 any other (none: float16 is
-    # no type of a frame of numbers, _NUMERIC_FRAME_TYPES).
-    kinds = tuple(
-        1
-        if is_integer(c.dtype)
-        else 2
-        if c.dtype == "bool"
-        else 3
-        if c.dtype in ("float32", "float64")
-        else 0
-        for c in cols
-    )
+    # column, 2 a boolean one, 0 a float32 or float64 one (_NUMERIC_FRAME_TYPES).
+    kinds = tuple(1 if is_integer(c.dtype) else 2 if c.dtype == "bool" else 0 for c in cols)
     frame_of = _frame_of_columns
 
     def frame(table: Any) -> Any:
@@ -1897,7 +1888,7 @@ def _numbers_frame(ctx: Context) -> Callable[[Any], Any]:
                 data[name] = _masked_integers(col, share=True)
             elif kind == 2:
                 return None
-            elif kind == 3 and col.num_chunks == 1 and len(col) >= _FUSED_FROM_ROWS:
+            elif col.num_chunks == 1 and len(col) >= _FUSED_FROM_ROWS:  # (a float one)
                 # its values with NaN for nulls, and whether they hold NaN, in one pass
                 data[name], known[i] = nan_filled(col.chunk(0))
             else:

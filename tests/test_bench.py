@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -341,6 +342,32 @@ def test_a_slow_first_call_does_not_decide_the_sampling() -> None:
     assert timing.number > 1 and timing.samples >= settings.min_reps
     very_slow = {"fast": 2_000_000_000}  # 2 s: taken as it is, a call a sample
     assert bench.time_calls(calls, settings, first_ns=very_slow)["fast"].number == 1
+
+
+def test_a_call_pays_for_what_it_leaves_behind_not_the_call_after_it() -> None:
+    """Interleaved, a call that leaves work behind (freed memory the allocator must map
+    again) would slow whichever call comes next: each sample begins with an untimed call
+    of its own function, so the next call's time is its own."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bench
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    left_behind = [False]
+
+    def victim() -> None:  # 4 ms, 12 ms right after `untidy`
+        time.sleep(0.012 if left_behind[0] else 0.004)
+        left_behind[0] = False
+
+    def untidy() -> None:
+        time.sleep(0.001)
+        left_behind[0] = True
+
+    settings = bench.Settings(budget_s=0.03, min_reps=3, max_samples=50)
+    timings = bench.time_calls({"victim": victim, "untidy": untidy}, settings)
+    assert timings["victim"].number == 1 and timings["victim"].samples >= settings.min_reps
+    assert timings["victim"].median_ns < 8_000_000
+    assert timings["untidy"].median_ns < 4_000_000
 
 
 def test_the_report_counts_misses_that_did_not_repeat_when_timed_again() -> None:

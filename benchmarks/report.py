@@ -296,7 +296,7 @@ def reason_lines(head: dict[str, Any], where: Any) -> list[str]:
         f"{len(reasons.get(key, ()))}: {text}" for key, text in bench.MISS_REASONS.items()
     )
     wrapped = any("floor_ns" in (r.get("parts") or {}) for cells in reasons.values() for r in cells)
-    bound = head["cells"] - len(reasons.get("floor", ())) - len(reasons.get("checks", ()))
+    bound = head["reachable"]
     out = [
         f"**The {missed} cells above {target:g}×, by what explains each** (their parts timed "
         "again, interleaved: the hub, its kept run, its route key, the direct call, and the "

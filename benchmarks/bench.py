@@ -1885,7 +1885,7 @@ def miss_reason(record: dict[str, Any]) -> str | None:
     limit = target * parts["direct_ns"]
     floor = wrapper_misses(record)
     if floor is not None:
-        keyed = parts["keyed_ns"]
+        keyed = parts.get("keyed_ns", parts.get("floor_ns", 0.0))  # (both, where timed)
         if parts["hub_ns"] <= max(keyed + WRAPPER_EXPLAINS_NS, target * keyed):
             return floor
     if parts["hub_ns"] <= limit:

@@ -1913,7 +1913,7 @@ def headline(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         reason = miss_reason(r)
         if reason is not None:
             reasons.setdefault(reason, []).append(r)
-    unreachable = sum(miss_reason(r) is not None and wrapper_misses(r) is not None for r in cells)
+    unreachable = sum(wrapper_misses(r) is not None for m in reasons.values() for r in m)
     return {
         "cells": len(cells),
         # (what a hub in Python that checks each call can reach at most in this run)

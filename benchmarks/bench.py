@@ -1353,14 +1353,19 @@ def measure_parts(
     The dispatch is the rest: hub - run - key. With the direct call's ``code``, also that
     call made through a :class:`BareWrapper` (``floor``) and a :class:`KeyedWrapper`
     (``keyed``), called as the hub is: what any hub in Python adds, and what one that
-    checks each call adds. None where the hub keeps no run for ``x`` (it plans each
-    call)."""
+    checks each call adds. Where the kept run is a warning's layer around the route's
+    steps (``__wrapped__``: the per-call warning of lossy columns, the write-through
+    warning's check of the call site), the steps alone too (``steps``). None where the
+    hub keeps no run for ``x`` (it plans each call)."""
     lib, options = target_of(case.dst)
     kept = HUB.planner.kept_route(x, lib, **options)
     if kept is None:
         return None
     key, run = kept
     ready = case.dst in ASYNC_LIBS
+    steps = run
+    while hasattr(steps, "__wrapped__"):  # a warning's layer around the route's steps
+        steps = steps.__wrapped__
 
     def run_call() -> Any:
         return _ready(run(x), case.dst) if ready else run(x)
@@ -1368,7 +1373,12 @@ def measure_parts(
     def key_call() -> Any:
         return key(x)
 
+    def steps_call() -> Any:
+        return _ready(steps(x), case.dst) if ready else steps(x)
+
     calls = {"hub": hub_call, "run": run_call, "key": key_call, "direct": direct}
+    if steps is not run:
+        calls["steps"] = steps_call
     if code is not None:
         fn = compile_call(code)
         bare, keyed = BareWrapper(), KeyedWrapper(key)
@@ -1832,8 +1842,12 @@ MISS_REASONS: dict[str, str] = {
     "(and the hub within 1 µs or 5% of it)",
     "again": "timed again, the hub is within the ratio (the miss did not repeat)",
     "dispatch": "the kept run is within the ratio: the miss is the hub's dispatch",
-    "warns": "the kept run is slower, and warns of lossy columns on every call (the direct "
-    "calls change those values silently)",
+    "warns": "the route's steps alone are within the ratio (or no slower than the bare "
+    "wrapper): the rest is its warning of lossy columns, on every call (the direct calls "
+    "change those values silently)",
+    "writes": "the route's steps alone are within the ratio (or no slower than the bare "
+    "wrapper): the rest is its check of the call site for the write-through warning, on "
+    "every call (the direct calls share the read-only source's memory silently)",
     "run": "the kept run is slower than the direct call",
     "unparted": "no parts: planned on each call, or its kept run raised",
 }
@@ -1875,7 +1889,10 @@ def miss_reason(record: dict[str, Any]) -> str | None:
     test compares calls of one sample; records from before the wrappers were timed have
     no ``floor_ns``, and go to the later reasons. A wrapper's miss explains the cell only
     where the hub's call is within :data:`WRAPPER_EXPLAINS_NS` (or the ratio) of the
-    keyed wrapper's; a hub slower than that is explained by its own parts."""
+    keyed wrapper's; a hub slower than that is explained by its own parts. A kept run
+    that is a warning's layer explains its miss by the warning only where its steps,
+    timed alone (``steps_ns``), are within the ratio or the bare wrapper's time; records
+    from before the steps were timed blame the lossy warnings for any slower run."""
     target = COPY_SPEED_TARGET
     if record["hub"]["median_ns"] <= target * record["best_direct_ns"]:
         return None
@@ -1892,7 +1909,13 @@ def miss_reason(record: dict[str, Any]) -> str | None:
         return "again"
     if parts["run_ns"] <= limit:
         return "dispatch"
-    return "warns" if record.get("plan_losses") else "run"
+    steps = parts.get("steps_ns")
+    if steps is None:  # no warning's layer (or a record from before the steps were timed)
+        return "warns" if record.get("plan_losses") else "run"
+    bare = parts.get("floor_ns", 0.0)  # (the steps are called through a frame, as it is)
+    if steps <= max(limit, bare if bare <= parts["direct_ns"] + WRAPPER_MAX_NS else 0.0):
+        return "warns" if record.get("plan_losses") else "writes"
+    return "run"
 
 
 def headline(records: Sequence[dict[str, Any]]) -> dict[str, Any]:

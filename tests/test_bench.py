@@ -411,6 +411,10 @@ def test_each_miss_is_explained_by_the_first_reason_its_parts_show() -> None:
         parts |= {"dispatch_ns": hub - run - 300.0, "floor_ns": floor, "keyed_ns": keyed}
         return {**_case(pair, 2000, 1000), "parts": parts, "verified_zero_copy": False}
 
+    def steps(record: dict[str, Any], ns: float, write_through: bool = False) -> dict[str, Any]:
+        record["parts"]["steps_ns"] = ns
+        return {**record, "plan_write_through": write_through}
+
     cells = [
         cell("a:b", 1200, 1500, 1600, 1000),  # the bare wrapper: 1.2x
         cell("c:d", 1020, 1300, 1600, 1000),  # the route key's check: 1.3x
@@ -421,6 +425,11 @@ def test_each_miss_is_explained_by_the_first_reason_its_parts_show() -> None:
         # The bare wrapper misses (1.2x), but the hub is 1.5 us over the keyed wrapper:
         # that excess is the hub's own (its run warns), though no hub in Python reaches it
         {**cell("u:v", 1200, 1500, 3000, 2800), "plan_losses": 2},
+        # The run's steps alone timed: 1.0x, so the rest is the warning's layer...
+        steps(cell("y:z", 1020, 1040, 1600, 1300), 1000, write_through=True),
+        steps({**cell("y:y", 1020, 1040, 1600, 1300), "plan_losses": 1}, 1030),
+        # ...but steps slower than both 1.05x and the bare wrapper are the run's own
+        steps({**cell("z:z", 1020, 1040, 1600, 1300), "plan_losses": 1}, 1060),
         {**_case("k:l", 2000, 1000), "parts": None, "verified_zero_copy": False},  # planned
         {**_case("m:n", 1000, 1000), "verified_zero_copy": True},  # within
     ]
@@ -433,9 +442,15 @@ def test_each_miss_is_explained_by_the_first_reason_its_parts_show() -> None:
         "run",
         "warns",
         "warns",
+        "writes",
+        "warns",
+        "run",
         "unparted",
         None,
     ]
+    # The steps within the bare wrapper's time though above 1.05x (and the hub more than
+    # 1 us over the keyed wrapper, so not the floor's): the warning's layer
+    assert bench.miss_reason(steps(cell("y:z", 1070, 1090, 2500, 2000), 1060, True)) == "writes"
     # Within 1 us of the keyed wrapper, or within 5% of it, the wrapper explains the miss
     assert bench.miss_reason(cell("w:x", 1200, 1500, 2499, 2000)) == "floor"
     assert bench.miss_reason(cell("w:x", 1200, 1500, 2501, 2000)) == "run"
@@ -458,16 +473,18 @@ def test_each_miss_is_explained_by_the_first_reason_its_parts_show() -> None:
 
     head = bench.headline(cells)
     text = "\n".join(report.reason_lines(head, lambda r: r["pair"]))
-    assert "**The 8 cells above 1.05×, by what explains each**" in text
+    assert "**The 11 cells above 1.05×, by what explains each**" in text
+    counts = {"warns": 3, "run": 2}
     for key in bench.MISS_REASONS:
-        assert f"{1 + (key == 'warns')}: {bench.MISS_REASONS[key]}" in text
+        assert f"{counts.get(key, 1)}: {bench.MISS_REASONS[key]}" in text
     # u:v counts against what a hub in Python can reach, though its miss is the hub's
-    assert "can reach at most 6 of 9 cells (67%)" in text
-    assert f"The hub's own ({bench.MISS_REASONS['warns']}): q:r, u:v." in text
+    assert "can reach at most 9 of 12 cells (75%)" in text
+    assert f"The hub's own ({bench.MISS_REASONS['warns']}): q:r, u:v, y:y." in text
+    assert f"The hub's own ({bench.MISS_REASONS['writes']}): y:z." in text
     assert f"The hub's own ({bench.MISS_REASONS['dispatch']}): g:h." in text
-    assert f"The hub's own ({bench.MISS_REASONS['run']}): i:j." in text
-    # hub - keyed: 100 ns (a:b), 300, 0, 560, 560, 560, 1500 ns: one above 1 us
-    assert "median 0.56 µs; above 1 µs in 1 of 7 cells: u:v (1.5 µs)." in text
+    assert f"The hub's own ({bench.MISS_REASONS['run']}): i:j, z:z." in text
+    # hub - keyed: 100 ns (a:b), 300, 0, 560 (x6), 1500 ns: one above 1 us
+    assert "median 0.56 µs; above 1 µs in 1 of 10 cells: u:v (1.5 µs)." in text
     head = bench.headline([old])
     assert "did not time the wrappers" in "\n".join(report.reason_lines(head, str))
 

@@ -2442,6 +2442,30 @@ def test_kept_route_gives_the_calls_a_repeated_conversion_makes() -> None:
     assert kept is not None
     with pytest.warns(ih.LossyConversionWarning, match="nulls become NaN"):
         kept[1](nulls)
+    # ...and marks the route's steps it wraps (the benchmark times them alone, to tell
+    # the warning's cost from the route's), which give the same values without it.
+    steps = kept[1].__wrapped__  # type: ignore[attr-defined]
+    assert not hasattr(steps, "__wrapped__")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.array_equal(steps(nulls), np.array([[1.0], [np.nan], [3.0]]), equal_nan=True)
+    assert not hasattr(run, "__wrapped__")  # (no warning: the steps themselves)
+
+
+def test_kept_route_of_a_result_that_writes_through_marks_its_steps() -> None:
+    # torch ignores read-only flags: the kept run checks its call site for the
+    # write-through warning on every call, around the route's steps, which it marks.
+    hub = ih.Hub(autoload=False)
+    source = pa.array([1.0, 2.0, 3.0])
+    with pytest.warns(ih.WriteThroughWarning):
+        hub.convert(source, to="torch")
+    kept = hub.planner.kept_route(source, "torch")
+    assert kept is not None
+    steps = kept[1].__wrapped__  # type: ignore[attr-defined]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ih.WriteThroughWarning)
+        out = steps(source)
+    assert out.data_ptr() == source.buffers()[1].address  # shared, by address
 
 
 def test_polars_series_keys_tell_every_dtype_apart_and_keep_the_class_of_plain_ones() -> None:

@@ -807,6 +807,14 @@ def verified_zero_copy(src: object, result: object, nulls_made: int = 0) -> tupl
     return shared >= total and new <= nulls_made, shared, total
 
 
+def gives_its_memory_again(call: Callable[[], Any], out: object) -> bool:
+    """Whether ``call``, which gave ``out``, gives the same memory again: a copy the source
+    made once and cached (a jax Array's ``np.asarray`` keeps its first call's copy in
+    ``_npy_value``), by buffer address."""
+    again = call()
+    return HUB.shared_bytes(out, again) >= buffer_bytes(out) > 0
+
+
 def nulls_made(plan: Any, rows: int) -> int:
     """The bytes of the validity bitmaps a plan's NaN scans make (a bit a row each)."""
     return len(plan.scans) * ((rows + 7) // 8)
@@ -1238,6 +1246,8 @@ def _run_case(case: Case, x: object, settings: Settings) -> dict[str, Any]:
     if best is not None:
         out = best[1]()
         record["direct_zero_copy"] = verified_zero_copy(x, out, made)[0] if _knows(out) else None
+        if record["direct_zero_copy"] is False and record.get("parts"):
+            record["direct_cached"] = gives_its_memory_again(best[1], out)
         del out
     return record
 
@@ -1848,6 +1858,9 @@ MISS_REASONS: dict[str, str] = {
     "writes": "the route's steps alone are within the ratio (or no slower than the bare "
     "wrapper): the rest is its check of the call site for the write-through warning, on "
     "every call (the direct calls share the read-only source's memory silently)",
+    "cached": "the kept run is slower, and shares the source's memory where the fastest "
+    "direct call returns a copy the source cached on its first call (the same memory "
+    "every call: O(1) after it, and a second copy of the data)",
     "run": "the kept run is slower than the direct call",
     "unparted": "no parts: planned on each call, or its kept run raised",
 }
@@ -1911,11 +1924,13 @@ def miss_reason(record: dict[str, Any]) -> str | None:
         return "dispatch"
     steps = parts.get("steps_ns")
     if steps is None:  # no warning's layer (or a record from before the steps were timed)
-        return "warns" if record.get("plan_losses") else "run"
+        if record.get("plan_losses"):
+            return "warns"
+        return "cached" if record.get("direct_cached") and record["verified_zero_copy"] else "run"
     bare = parts.get("floor_ns", 0.0)  # (the steps are called through a frame, as it is)
     if steps <= max(limit, bare if bare <= parts["direct_ns"] + WRAPPER_MAX_NS else 0.0):
         return "warns" if record.get("plan_losses") else "writes"
-    return "run"
+    return "cached" if record.get("direct_cached") and record["verified_zero_copy"] else "run"
 
 
 def headline(records: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -327,7 +327,7 @@ def reason_lines(head: dict[str, Any], where: Any) -> list[str]:
             + (f": {shown}{more}" if over else "")
             + "."
         )
-    for key in ("dispatch", "warns", "writes", "run"):
+    for key in ("dispatch", "warns", "writes", "cached", "run"):
         cells = reasons.get(key, [])
         if cells:
             shown = ", ".join(where(r) for r in cells[:60])

@@ -327,6 +327,34 @@ def test_a_miss_is_split_into_the_kept_run_its_route_key_and_the_dispatch(
     assert "| numpy | 1 |" in text
 
 
+def test_a_direct_call_giving_a_copy_it_cached_is_told_from_one_that_copies() -> None:
+    """A direct call that copies but gives the same memory every call (a copy the source
+    cached: jax's np.asarray of a column-major Array) is told apart by address."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bench
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    import numpy as np
+
+    x = np.arange(1000.0)
+    cache: list[Any] = []
+
+    def cached() -> Any:
+        if not cache:
+            cache.append(x.copy())
+        return cache[0]
+
+    assert bench.gives_its_memory_again(cached, cached())
+    assert not bench.gives_its_memory_again(x.copy, x.copy())
+    jax = pytest.importorskip("jax")
+    # (as the benchmark makes its 2-D jax source: DLPack of column-major memory, kept so)
+    column_major = jax.dlpack.from_dlpack(np.asfortranarray(np.arange(4000.0).reshape(1000, 4)))
+    first = np.asarray(column_major)
+    assert not np.shares_memory(first, np.from_dlpack(column_major))  # a copy...
+    assert bench.gives_its_memory_again(lambda: np.asarray(column_major), first)  # cached
+
+
 def test_a_slow_first_call_does_not_decide_the_sampling() -> None:
     """A first call that paid once (an import, the hub's planning) is timed again before it
     sets how many calls a sample holds: a fast call is still timed in loops."""
@@ -430,6 +458,8 @@ def test_each_miss_is_explained_by_the_first_reason_its_parts_show() -> None:
         steps({**cell("y:y", 1020, 1040, 1600, 1300), "plan_losses": 1}, 1030),
         # ...but steps slower than both 1.05x and the bare wrapper are the run's own
         steps({**cell("z:z", 1020, 1040, 1600, 1300), "plan_losses": 1}, 1060),
+        # a slower run that shares, beside a direct call giving a copy the source cached
+        {**cell("c:c", 1020, 1040, 1600, 1300), "verified_zero_copy": True, "direct_cached": True},
         {**_case("k:l", 2000, 1000), "parts": None, "verified_zero_copy": False},  # planned
         {**_case("m:n", 1000, 1000), "verified_zero_copy": True},  # within
     ]
@@ -445,6 +475,7 @@ def test_each_miss_is_explained_by_the_first_reason_its_parts_show() -> None:
         "writes",
         "warns",
         "run",
+        "cached",
         "unparted",
         None,
     ]
@@ -473,18 +504,19 @@ def test_each_miss_is_explained_by_the_first_reason_its_parts_show() -> None:
 
     head = bench.headline(cells)
     text = "\n".join(report.reason_lines(head, lambda r: r["pair"]))
-    assert "**The 11 cells above 1.05×, by what explains each**" in text
+    assert "**The 12 cells above 1.05×, by what explains each**" in text
     counts = {"warns": 3, "run": 2}
     for key in bench.MISS_REASONS:
         assert f"{counts.get(key, 1)}: {bench.MISS_REASONS[key]}" in text
     # u:v counts against what a hub in Python can reach, though its miss is the hub's
-    assert "can reach at most 9 of 12 cells (75%)" in text
+    assert "can reach at most 10 of 13 cells (77%)" in text
     assert f"The hub's own ({bench.MISS_REASONS['warns']}): q:r, u:v, y:y." in text
     assert f"The hub's own ({bench.MISS_REASONS['writes']}): y:z." in text
     assert f"The hub's own ({bench.MISS_REASONS['dispatch']}): g:h." in text
     assert f"The hub's own ({bench.MISS_REASONS['run']}): i:j, z:z." in text
-    # hub - keyed: 100 ns (a:b), 300, 0, 560 (x6), 1500 ns: one above 1 us
-    assert "median 0.56 µs; above 1 µs in 1 of 10 cells: u:v (1.5 µs)." in text
+    assert f"The hub's own ({bench.MISS_REASONS['cached']}): c:c." in text
+    # hub - keyed: 100 ns (a:b), 300, 0, 560 (x7), 1500 ns: one above 1 us
+    assert "median 0.56 µs; above 1 µs in 1 of 11 cells: u:v (1.5 µs)." in text
     head = bench.headline([old])
     assert "did not time the wrappers" in "\n".join(report.reason_lines(head, str))
 

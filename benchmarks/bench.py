@@ -1846,11 +1846,11 @@ def overhead_ok(record: dict[str, Any]) -> bool:
 # Why a cell misses the headline's ratio, from its parts (``measure_parts``), in order:
 # the first that holds names it.
 MISS_REASONS: dict[str, str] = {
+    "again": "timed again, the hub is within the ratio (the miss did not repeat)",
     "floor": "a bare wrapper of the direct call (no checks) is itself above the ratio (and "
     "the hub within 1 µs or 5% of a wrapper that checks the route key)",
     "checks": "a wrapper that checks the route key, as the hub does each call, is above it "
     "(and the hub within 1 µs or 5% of it)",
-    "again": "timed again, the hub is within the ratio (the miss did not repeat)",
     "dispatch": "the kept run is within the ratio: the miss is the hub's dispatch",
     "warns": "the route's steps alone are within the ratio (or no slower than the bare "
     "wrapper): the rest is its warning of lossy columns, on every call (the direct calls "
@@ -1913,13 +1913,13 @@ def miss_reason(record: dict[str, Any]) -> str | None:
     if not parts:
         return "unparted"
     limit = target * parts["direct_ns"]
+    if parts["hub_ns"] <= limit:  # (first: a miss that did not repeat needs no wrapper)
+        return "again"
     floor = wrapper_misses(record)
     if floor is not None:
         keyed = parts.get("keyed_ns", parts.get("floor_ns", 0.0))  # (both, where timed)
         if parts["hub_ns"] <= max(keyed + WRAPPER_EXPLAINS_NS, target * keyed):
             return floor
-    if parts["hub_ns"] <= limit:
-        return "again"
     if parts["run_ns"] <= limit:
         return "dispatch"
     steps = parts.get("steps_ns")

@@ -482,6 +482,8 @@ def test_each_miss_is_explained_by_the_first_reason_its_parts_show() -> None:
     # The steps within the bare wrapper's time though above 1.05x (and the hub more than
     # 1 us over the keyed wrapper, so not the floor's): the warning's layer
     assert bench.miss_reason(steps(cell("y:z", 1070, 1090, 2500, 2000), 1060, True)) == "writes"
+    # A miss that did not repeat did not repeat, whatever the wrappers show
+    assert bench.miss_reason(cell("w:x", 1200, 1500, 1040, 1000)) == "again"
     # Within 1 us of the keyed wrapper, or within 5% of it, the wrapper explains the miss
     assert bench.miss_reason(cell("w:x", 1200, 1500, 2499, 2000)) == "floor"
     assert bench.miss_reason(cell("w:x", 1200, 1500, 2501, 2000)) == "run"

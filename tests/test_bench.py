@@ -347,9 +347,9 @@ def test_a_direct_call_giving_a_copy_it_cached_is_told_from_one_that_copies() ->
 
     assert bench.gives_its_memory_again(cached, cached())
     assert not bench.gives_its_memory_again(x.copy, x.copy())
-    jax = pytest.importorskip("jax")
-    # (as the benchmark makes its 2-D jax source: DLPack of column-major memory, kept so)
-    column_major = jax.dlpack.from_dlpack(np.asfortranarray(np.arange(4000.0).reshape(1000, 4)))
+    pytest.importorskip("jax")
+    # (the benchmark's own 2-D jax source: DLPack of aligned column-major memory, kept so)
+    column_major = bench.make_source("jax", "tensor2d", bench.arrow_data("tensor2d", 1000))
     first = np.asarray(column_major)
     assert not np.shares_memory(first, np.from_dlpack(column_major))  # a copy...
     assert bench.gives_its_memory_again(lambda: np.asarray(column_major), first)  # cached

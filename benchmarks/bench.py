@@ -1922,15 +1922,15 @@ def miss_reason(record: dict[str, Any]) -> str | None:
             return floor
     if parts["run_ns"] <= limit:
         return "dispatch"
+    # A slower run: a view where the direct call gives a copy it cached, or the run's own
+    slower = "cached" if record.get("direct_cached") and record["verified_zero_copy"] else "run"
     steps = parts.get("steps_ns")
     if steps is None:  # no warning's layer (or a record from before the steps were timed)
-        if record.get("plan_losses"):
-            return "warns"
-        return "cached" if record.get("direct_cached") and record["verified_zero_copy"] else "run"
+        return "warns" if record.get("plan_losses") else slower
     bare = parts.get("floor_ns", 0.0)  # (the steps are called through a frame, as it is)
     if steps <= max(limit, bare if bare <= parts["direct_ns"] + WRAPPER_MAX_NS else 0.0):
         return "warns" if record.get("plan_losses") else "writes"
-    return "cached" if record.get("direct_cached") and record["verified_zero_copy"] else "run"
+    return slower
 
 
 def headline(records: Sequence[dict[str, Any]]) -> dict[str, Any]:

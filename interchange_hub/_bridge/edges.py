@@ -56,8 +56,9 @@ def _from_dlpack(value: Any, ctx: Context) -> Any:
 def _from_dlpack_bind(ctx: Context) -> Callable[[Any], Any]:
     """What :func:`_from_dlpack` does (the context changes nothing), in one frame with
     numpy's calls bound once, and a 1-D array of numbers straight to its Arrow array
-    (``array_of``; what ``ndarray_to_arrow`` does for it): a jax Array's column
-    into pyarrow, 1,000 rows, 6.4 -> 5.9 us (``pa.array(np.asarray(x))``: 5.2)."""
+    (``array_of``, what ``ndarray_to_arrow`` does for it after its own lookups: 3.25
+    against 3.50 us for 1,000 float64). A jax Array's column into pyarrow, 1,000 rows,
+    the kept run alone: 6.32 -> 5.72 us (``pa.array(np.asarray(x))``: 5.44)."""
     np = tensors.np_module()
     ndarray, from_dlpack = np.ndarray, np.from_dlpack
     to_arrow = tensors.ndarray_to_arrow

@@ -2449,7 +2449,7 @@ def test_kept_route_gives_the_calls_a_repeated_conversion_makes() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert np.array_equal(steps(nulls), np.array([[1.0], [np.nan], [3.0]]), equal_nan=True)
-    assert not hasattr(run, "__wrapped__")  # (no warning: the steps themselves)
+    assert not hasattr(run, "__wrapped__")  # (the lossless route above: its steps, unwrapped)
 
 
 def test_kept_route_of_a_result_that_writes_through_marks_its_steps() -> None:

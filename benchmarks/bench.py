@@ -978,6 +978,16 @@ class _Sampler(threading.Thread):
 _PROXIES: list[Any] = []
 
 
+def _immortal(obj: object) -> None:
+    """Keep ``obj`` alive until the process ends, past the interpreter's teardown (one
+    reference no one drops). A proxy pool freed at teardown, while a cache still holds a
+    buffer allocated through it, crashed the process as it exited (SIGSEGV): the first
+    ``ih.convert(pa.table, to="pandas")`` measured keeps pandas' column labels, an Arrow
+    string Index, made in the measured pool; its buffer is freed after the module's list
+    of pools."""
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(obj))
+
+
 def measure_memory(fn: Callable[[], Any]) -> tuple[dict[str, Any], Any]:
     """Run ``fn`` once; return its peak extra memory (RSS and Arrow's allocator) and result.
 
@@ -992,6 +1002,7 @@ def measure_memory(fn: Callable[[], Any]) -> tuple[dict[str, Any], Any]:
     arrow_before = parent.bytes_allocated()
     proxy = pa.proxy_memory_pool(parent)
     _PROXIES.append(proxy)  # buffers allocated through it point to it: never free it
+    _immortal(proxy)  # (nor at the interpreter's teardown)
     rss_before = _rss_bytes()
     exact = _reset_hwm()
     sampler = None

@@ -552,6 +552,33 @@ def test_a_result_of_python_objects_counts_the_objects_it_made() -> None:
     assert bench.result_size({"result_bytes": 808}) == 808  # a baseline of before
 
 
+def test_memory_measured_through_a_pool_a_cache_outlives_exits_cleanly() -> None:
+    """``measure_memory`` installs a proxy pool for the call; a buffer allocated through it
+    that a cache keeps (pandas' column labels, an Arrow string Index the hub keeps on its
+    first conversion into pandas) is freed at the interpreter's teardown, which crashed the
+    process (SIGSEGV) when the pool had been freed first."""
+    script = """
+import sys
+sys.path.insert(0, ".")
+import bench, interchange_hub as ih, pyarrow as pa
+table = pa.table({"s": pa.array(["a", "bb", None])})
+kept = pa.default_memory_pool().bytes_allocated()
+memory, out = bench.measure_memory(lambda: ih.convert(table, to="pandas"))
+del out
+print(pa.default_memory_pool().bytes_allocated() - kept)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT / "benchmarks",
+        timeout=120,
+    )
+    assert done.returncode == 0, (done.returncode, done.stdout + done.stderr)
+    assert int(done.stdout.split()[-1]) > 0  # (a buffer of the measured pool outlived it)
+
+
 def test_zero_copy_scaling_is_timed_with_both_sizes_side_by_side(facts: dict[str, Any]) -> None:
     """t(largest)/t(smallest) of a zero-copy pair from its two sizes timed interleaved
     (measure_scaling), not from two cells measured minutes apart: a run whose largest

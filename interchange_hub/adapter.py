@@ -139,6 +139,10 @@ class Context:
     # dtype="arrow": the result's columns held as Arrow arrays where its library has other
     # backends too (pandas' ArrowDtype); the target's step marks them Flag.ARROW_BACKED
     arrow: bool = False
+    # the library the conversion ends in keeps text as Arrow views (Adapter.
+    # arrow_string_views): a step that encodes strings or bytes anew (from Python objects,
+    # numpy text) makes them string_view / binary_view, which that library then shares
+    string_views: bool = False
 
 
 @record
@@ -322,7 +326,13 @@ class Adapter:
     ``arrow_backed``: the library has Arrow-backed columns beside its own (pandas'
     ``ArrowDtype``), which ``dtype="arrow"`` asks for; its steps into it read
     :attr:`Context.arrow` and mark the columns they make so with ``Flag.ARROW_BACKED``
-    (False: ``dtype="arrow"`` is refused for it).
+    (False: ``dtype="arrow"`` is refused for it). ``arrow_string_views``: the library
+    holds strings and binaries as Arrow's view types (polars' ``String`` is
+    ``string_view``), so it shares ``string_view`` and ``binary_view`` arrays where it
+    rebuilds ``string`` and ``binary`` ones as views (16 bytes a row more). A step of a
+    conversion ending in it that encodes text anew (Python objects, numpy's fixed-width
+    text) reads :attr:`Context.string_views` and makes the view types, which it
+    estimates so: one encoding, where the plain types cost a second.
     """
 
     name: str = ""
@@ -345,6 +355,9 @@ class Adapter:
     # ArrowDtype): its steps into it read Context.arrow and mark such columns
     # Flag.ARROW_BACKED (see the class docstring).
     arrow_backed: bool = False
+    # It keeps strings and binaries as Arrow views: steps encoding text anew for a
+    # conversion into it make the view types (Context.string_views; see the docstring).
+    arrow_string_views: bool = False
 
     def owns(self, obj: object) -> bool:
         """Whether ``obj`` belongs to this library; only called when ``module`` is loaded."""

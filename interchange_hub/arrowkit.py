@@ -7,6 +7,7 @@ declare ``requires=("pyarrow",)``.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub._c.capsule import ARROW_ARRAY_STREAM, check_capsule
@@ -23,6 +24,28 @@ if TYPE_CHECKING:
 
 def pa_module() -> Any:
     return require("pyarrow", "to handle Arrow data")
+
+
+# The view type of each plain text type (Context.string_views): a step that encodes text
+# anew for a library that keeps text as views makes these instead.
+TEXT_VIEWS = {"string": "string_view", "binary": "binary_view"}
+
+
+@cache
+def builds_text_views() -> bool:
+    """Whether this pyarrow builds ``string_view`` and ``binary_view`` arrays from Python
+    objects and from numpy's fixed-width text (``pa.array(values, type=pa.string_view())``),
+    as a step asked for views (:attr:`~interchange_hub.adapter.Context.string_views`)
+    makes them; a step whose pyarrow cannot makes the plain types, and estimates so."""
+    pa, np = pa_module(), require("numpy")
+    try:
+        pa.array(np.array(["a", None], dtype=object), type=pa.string_view(), from_pandas=True)
+        pa.array(np.array([b"a", None], dtype=object), type=pa.binary_view(), from_pandas=True)
+        pa.array(np.array(["a"]), type=pa.string_view())
+        pa.array(np.array([b"a"]), type=pa.binary_view())
+    except (pa.ArrowException, TypeError, ValueError):
+        return False
+    return True
 
 
 def dtype_name(arrow_type: Any) -> str:

@@ -14,7 +14,8 @@ import pyarrow as pa
 import pytest
 
 import interchange_hub as ih
-from interchange_hub import hookspecs
+from interchange_hub import arrowkit, hookspecs
+from interchange_hub.adapter import ARROW
 from interchange_hub.plugins import DEFAULT_PLUGINS
 from tests.fake_plugins import (
     boxes,
@@ -64,6 +65,63 @@ def test_hook_register_edges_adds_a_fast_path() -> None:
     assert out is box or calls  # a same-library conversion may pass the object through
     info = {p.name: p for p in hub.plugins()}
     assert info["FastPath" if "FastPath" in info else next(n for n in info if "FastPath" in n)]
+
+
+def test_a_step_is_told_whether_the_target_keeps_text_as_views() -> None:
+    """``Adapter.arrow_string_views``: every step of a conversion ending in such a library
+    reads ``Context.string_views`` True (so that one encoding text anew can make the
+    view types it shares), and False for a conversion ending anywhere else."""
+    told: list[tuple[str, bool]] = []
+
+    class ViewBox(boxes.Box):
+        pass
+
+    class ViewBoxes(boxes.BoxAdapter):
+        name = "viewboxes"
+        types = ("ViewBox",)
+        arrow_string_views = True
+
+        def owns(self, obj: object) -> bool:
+            return isinstance(obj, ViewBox)
+
+        def type_kinds(self) -> dict[type, ih.Kind | None]:
+            return {ViewBox: ih.Kind.TABLE}
+
+        def edges(self) -> list[ih.Edge]:
+            def estimate(ctx: ih.Context) -> ih.Estimate:
+                told.append((ctx.target, ctx.string_views))
+                return ih.Estimate(ctx.info, why="the box takes the Arrow data as it is")
+
+            def run(value: Any, ctx: ih.Context) -> ViewBox:
+                return ViewBox(arrowkit.read_table(value))
+
+            return [ih.Edge(ARROW, self.name, self.name, "ViewBox(pa.table)", estimate, run)]
+
+    class Views:
+        @ih.hookimpl
+        def register_adapters(self, register: Any) -> None:
+            register(ViewBoxes())
+
+    class Told:
+        @ih.hookimpl
+        def register_edges(self, register: Any) -> None:
+            def estimate(ctx: ih.Context) -> ih.Estimate:
+                told.append((ctx.target, ctx.string_views))
+                return ih.Estimate(ctx.info, why="the box holds Arrow data")
+
+            register(ih.Edge("boxes", ARROW, "told", "Box.table", estimate, lambda v, c: v.table))
+
+    hub = with_builtins(boxes, Views(), Told())
+    box = hub.convert(TABLE, to="boxes")
+    assert isinstance(hub.convert(box, to="viewboxes"), ViewBox)
+    assert ("viewboxes", True) in told and all(views for to, views in told if to == "viewboxes")
+    plan = hub.plan(box, to="viewboxes")
+    assert plan.request is not None and plan.request.string_views
+    told.clear()
+    hub.convert(box, to="pyarrow")
+    assert told and not any(views for _, views in told)
+    assert hub.plan(TABLE, to="polars").request.string_views  # type: ignore[union-attr]
+    assert not hub.plan(TABLE, to="pandas").request.string_views  # type: ignore[union-attr]
 
 
 def documented_signature(func: Any) -> str:

@@ -1012,9 +1012,14 @@ def aligned_empty(shape: tuple[int, int], dtype: Any) -> Any:
 
 
 # -- tensor -> Arrow -------------------------------------------------------------------------
-def _vector_copy(dtype: str, contiguous: bool, name: str, nbytes: int) -> list[Copy]:
+def _vector_copy(
+    dtype: str, contiguous: bool, name: str, nbytes: int, views: bool = False
+) -> list[Copy]:
     if dtype == "bool":
         return [Copy(name, nbytes, "numpy booleans (a byte each) are bit-packed for Arrow")]
+    if views and dtype in _TEXT:
+        why = f"{dtype} values are encoded as Arrow {_arrow_dtype(dtype, views)}"
+        return [Copy(name, nbytes, why + " (the target keeps text as views: no second copy)")]
     if dtype in ("numpy_str", "numpy_bytes", "object"):
         return [Copy(name, nbytes, f"{dtype} values are encoded as Arrow strings/values")]
     if dtype == "numpy_datetime64[D]":
@@ -1037,8 +1042,11 @@ def _vector_copy(dtype: str, contiguous: bool, name: str, nbytes: int) -> list[C
     return []
 
 
-def estimate_from_tensor(info: DataInfo) -> Estimate:
-    """ndarray -> Arrow: 1-D -> column, 2-D -> table, more -> fixed-shape tensor column."""
+def estimate_from_tensor(info: DataInfo, string_views: bool = False) -> Estimate:
+    """ndarray -> Arrow: 1-D -> column, 2-D -> table, more -> fixed-shape tensor column;
+    with ``string_views`` (:attr:`Context.string_views`), numpy's fixed-width text as
+    string_view / binary_view where pyarrow builds them (:func:`text_views`)."""
+    views = string_views and text_views()
     if not info.device.is_cpu:
         raise Unroutable(f"the data is on {info.device}; Arrow data must be on the CPU")
     (col,) = info.columns
@@ -1048,12 +1056,12 @@ def estimate_from_tensor(info: DataInfo) -> Estimate:
     if len(shape) == 0:
         raise Unroutable("a 0-d tensor (a scalar) is neither a column nor a table")
     if len(shape) == 1:
-        data_copies = _vector_copy(dtype, info.layout == "C", TENSOR_NAME, col.nbytes)
+        data_copies = _vector_copy(dtype, info.layout == "C", TENSOR_NAME, col.nbytes, views)
         copies = list(data_copies)
         if col.nulls > 0:  # a numpy.ma.MaskedArray
             reason = "the numpy mask becomes an Arrow validity bitmap"
             copies.append(Copy(TENSOR_NAME, shape[0], reason))
-        column = Column(TENSOR_NAME, _arrow_dtype(dtype), col.nbytes, max(col.nulls, 0))
+        column = Column(TENSOR_NAME, _arrow_dtype(dtype, views), col.nbytes, max(col.nulls, 0))
         out = DataInfo(Kind.COLUMN, (column,), rows=shape[0])
         why = "1-D tensor -> column" if copies else "contiguous buffer wrapped as an Arrow array"
         return Estimate(out, tuple(copies), why=why, copies_all=bool(data_copies))
@@ -1062,7 +1070,7 @@ def estimate_from_tensor(info: DataInfo) -> Estimate:
         names = [f"column_{i}" for i in range(shape[1])]
         # Each column is contiguous when the array is F-ordered (or has one column).
         contiguous = info.layout == "F" or (info.layout == "C" and shape[1] == 1)
-        copies = [c for n in names for c in _vector_copy(dtype, contiguous, n, per_col)]
+        copies = [c for n in names for c in _vector_copy(dtype, contiguous, n, per_col, views)]
         if not contiguous and copies and info.layout == "C":
             copies = [
                 Copy(
@@ -1073,7 +1081,7 @@ def estimate_from_tensor(info: DataInfo) -> Estimate:
                 )
                 for c in copies
             ]
-        cols = tuple(Column(n, _arrow_dtype(dtype), per_col, 0) for n in names)
+        cols = tuple(Column(n, _arrow_dtype(dtype, views), per_col, 0) for n in names)
         out = DataInfo(Kind.TABLE, cols, rows=shape[0])
         return Estimate(
             out,
@@ -1099,18 +1107,37 @@ def estimate_from_tensor(info: DataInfo) -> Estimate:
     )
 
 
-def _arrow_dtype(dtype: str) -> str:
+_TEXT = ("numpy_str", "numpy_bytes")
+
+
+def _arrow_dtype(dtype: str, views: bool = False) -> str:
     names = {"numpy_str": "string", "numpy_bytes": "binary", "numpy_datetime64[D]": "date32[day]"}
-    return names.get(dtype, dtype)
+    name = names.get(dtype, dtype)
+    return arrowkit.TEXT_VIEWS[name] if views and dtype in _TEXT else name
 
 
-def ndarray_to_arrow(arr: Any, strict: bool = False) -> Any:
+def text_views() -> bool:
+    """Whether pyarrow builds view types from numpy's text (:func:`arrowkit.builds_text_views`)."""
+    return arrowkit.builds_text_views()
+
+
+def ndarray_to_arrow(arr: Any, strict: bool = False, string_views: bool = False) -> Any:
     """The Arrow object for an ndarray: Array (1-D), Table (2-D) or tensor column (n-D).
 
     An array of Python objects is read by :func:`objects_to_arrow` (a column of a 2-D one
-    too); ``strict``: a value it cannot keep is refused instead of warned."""
+    too); ``strict``: a value it cannot keep is refused instead of warned.
+    ``string_views``: numpy's fixed-width text as string_view / binary_view, as
+    :func:`estimate_from_tensor` says."""
     pa = require("pyarrow")
     ndim = arr.ndim
+    if string_views and arr.dtype.kind in "US" and ndim in (1, 2) and text_views():
+        view = pa.string_view() if arr.dtype.kind == "U" else pa.binary_view()
+        if ndim == 1:
+            return pa.array(arr, type=view)
+        names = column_names(arr.shape[1])
+        return pa.Table.from_arrays(
+            [pa.array(arr[:, i], type=view) for i in range(len(names))], names
+        )
     if ndim == 1:
         if arr.dtype.kind == "O":
             return objects_to_arrow(arr.tolist(), TENSOR_NAME, strict)

@@ -421,7 +421,8 @@ class Planner:
                 adapter.requirement,
             )
         place = self._destination(adapter, device, info)
-        return Request(adapter.name, kind, cls, copy, place, strict, wanted, arrow)
+        views = adapter.arrow_string_views
+        return Request(adapter.name, kind, cls, copy, place, strict, wanted, arrow, views)
 
     def _destination(self, adapter: Adapter, device: str | Device | None, info: DataInfo) -> Device:
         """Where the result must live: the asked device, else where the data is when the

@@ -40,6 +40,7 @@ class Request:
     strict: bool = False
     dtype: str | None = None  # dtype= of a tensor result
     arrow: bool = False  # dtype="arrow": Arrow-backed columns (Flag.ARROW_BACKED)
+    string_views: bool = False  # the target keeps text as Arrow views (Adapter.arrow_string_views)
 
     def context(self, info: DataInfo, fresh: bool = False, at_source: bool = False) -> Context:
         return Context(
@@ -54,6 +55,7 @@ class Request:
             self.dtype,
             at_source,
             self.arrow,
+            self.string_views,
         )
 
 

@@ -60,6 +60,7 @@ class PolarsAdapter(Adapter):
     waypoint = True
     extra = "polars"
     types = ("polars.DataFrame", "polars.Series", "polars.LazyFrame")
+    arrow_string_views = True  # its String and Binary are string_view and binary_view
 
     def owns(self, obj: object) -> bool:
         pl = _pl()

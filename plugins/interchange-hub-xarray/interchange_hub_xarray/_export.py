@@ -261,9 +261,14 @@ def table_estimate(ctx: Context) -> Estimate:
             )
         arrow = _arrow_dtype(col)
         reason = _table_copy(col)
+        nbytes = col.nbytes
+        if ctx.string_views and _as_view(col, arrow):
+            arrow = arrowkit.TEXT_VIEWS[arrow]
+            nbytes = _view_bytes(nbytes, info.rows)
+            reason += f", as {arrow} ({ctx.target} keeps text as views: no second copy)"
         nulls = max(col.nulls, 0)
         if reason:
-            copies.append(Copy(col.name, col.nbytes, reason))
+            copies.append(Copy(col.name, nbytes, reason))
             # A load may hand back memory xarray caches, and pyarrow may share a pandas
             # extension array's data: not certainly new memory.
             if d.LAZY not in col.flags and not any(f.startswith(d.EXTENSION) for f in col.flags):
@@ -273,7 +278,7 @@ def table_estimate(ctx: Context) -> Estimate:
             why = f"{nulls} NaT become nulls: a validity bitmap is built (the values stay shared)"
             copies.append(Copy(col.name, info.rows // 8 + 1, why))
         flags = frozenset({Flag.INDEX}) if Flag.INDEX in col.flags else frozenset()
-        columns.append(Column(col.name, arrow, col.nbytes, nulls, 1, flags))
+        columns.append(Column(col.name, arrow, nbytes, nulls, 1, flags))
     out = DataInfo(info.kind, tuple(columns), rows=info.rows)
     if info.kind == Kind.COLUMN:
         why = "the values, raveled in C order, as one Arrow column"
@@ -282,8 +287,30 @@ def table_estimate(ctx: Context) -> Estimate:
     return Estimate(out, tuple(copies), why=why, copies_all=bool(columns) and full == len(columns))
 
 
-def _flat(entry: Entry, lay: Layout) -> Any:
-    """The long table's column of ``entry`` as an Arrow array."""
+def _as_view(col: Column, arrow: str) -> bool:
+    """Whether the long table's column ``col`` (of Arrow type ``arrow``) is text encoded
+    anew from Python objects or numpy's fixed-width text, which pyarrow can make a view
+    type as well (not a type kept in the encoding, nor a pandas extension array's)."""
+    if arrow not in ("string", "binary") or not arrowkit.builds_text_views():
+        return False
+    return col.dtype in ("numpy_str", "numpy_bytes") or any(
+        f.startswith(d.OBJECT) for f in col.flags
+    )
+
+
+def _view_bytes(nbytes: int, rows: int) -> int:
+    """The size of a view column whose plain type's size is estimated ``nbytes`` (4
+    bytes of offset a row, and the characters): 16 bytes a row, and the characters of
+    values longer than 12 (judged by their mean), which the views point to."""
+    if rows <= 0 or nbytes < 0:
+        return nbytes
+    chars = max(nbytes - 4 * rows, 0)
+    return 16 * rows + (chars if chars > 12 * rows else 0)
+
+
+def _flat(entry: Entry, lay: Layout, views: bool = False) -> Any:
+    """The long table's column of ``entry`` as an Arrow array; with ``views``, text
+    encoded anew as string_view / binary_view (:func:`_as_view`)."""
     pa, np = arrowkit.pa_module(), d.np_module()
     if entry.var is None:
         return pa.array(d.positions(entry, lay))
@@ -308,9 +335,15 @@ def _flat(entry: Entry, lay: Layout) -> Any:
         restored = _restore(pa, flat, kept)
         if restored is not None:
             return restored
+    views = views and arrowkit.builds_text_views()  # (as the estimate decides: _as_view)
     if flat.dtype.kind == "O":
-        declared = _declared().get(d.object_type(values))
+        text = d.object_type(values)
+        if views and text in arrowkit.TEXT_VIEWS:
+            return pa.array(flat, type=getattr(pa, arrowkit.TEXT_VIEWS[text])(), from_pandas=True)
+        declared = _declared().get(text)
         return pa.array(flat, type=declared() if declared else None, from_pandas=True)
+    if views and flat.dtype.kind in "US":
+        return pa.array(flat, type=pa.string_view() if flat.dtype.kind == "U" else pa.binary_view())
     return pa.array(flat)
 
 
@@ -407,7 +440,8 @@ def table_bind(ctx: Context) -> Any:
 def to_table(value: Any, ctx: Context) -> Any:
     pa = arrowkit.pa_module()
     lay = d.layout(value)
-    arrays = [_flat(e, lay) for e in lay.entries]
+    views = ctx.string_views
+    arrays = [_flat(e, lay, views) for e in lay.entries]
     if ctx.info.kind == Kind.COLUMN:
         return arrays[0]
     names = [e.name for e in lay.entries]

@@ -935,6 +935,70 @@ def test_strings_are_objects_with_none_for_nulls_as_the_plan_says(hub: ih.Hub, s
     assert ds.identical(xr.Dataset({"s": ("index", np.array(["a", "b"], dtype=object))}))
 
 
+def text_dataset() -> xr.Dataset:
+    """Text of every kind the long table encodes anew: str and bytes objects (a None, a
+    NaN, a value past 12 bytes: the views point to it), numpy's fixed-width text, and a
+    string index coordinate."""
+    return xr.Dataset(
+        {
+            "o": ("i", np.array(["a", None, "a string of more than twelve", np.nan], dtype=object)),
+            "b": ("i", np.array([b"x", None, b"bytes of more than twelve", b""], dtype=object)),
+            "u": ("i", np.array(["u", "vv", "w" * 20, ""])),
+            "s": ("i", np.array([b"s", b"tt", b"u" * 20, b""])),
+        },
+        coords={"i": np.array(["k0", "k1", "k2", "k3"], dtype=object)},
+    )
+
+
+def test_text_for_polars_is_encoded_once_as_views_polars_shares(
+    hub: ih.Hub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """For a conversion ending in polars (which keeps text as Arrow views), text is
+    encoded as string_view / binary_view, which polars shares (checked by address), where
+    string / binary would be encoded and then rebuilt as views; the values are those of
+    the plain types (nulls for None and NaN), and every other library still gets them."""
+    from interchange_hub import arrowkit
+
+    ds = text_dataset()
+    frame, plan = convert(hub, ds, "polars")
+    first, last = plan.steps
+    types = {c.name: c.dtype for c in first.estimate.out.columns}
+    assert types == {
+        "o": "string_view",
+        "b": "binary_view",
+        "u": "string_view",
+        "s": "binary_view",
+        "i": "string_view",
+    }
+    assert last.zero_copy, plan
+    assert "as string_view (polars keeps text as views" in str(plan)
+    assert plan.request is not None and plan.request.string_views
+    table = hub.convert(ds, to="pyarrow")  # the plain types, as before
+    assert {f.name: str(f.type) for f in table.schema} == {
+        "o": "string",
+        "b": "binary",
+        "u": "string",
+        "s": "binary",
+        "i": "string",
+    }
+    assert frame.to_arrow().to_pylist() == table.to_pylist()
+    assert frame["o"].to_list() == ["a", None, "a string of more than twelve", None]
+    # What the step gives polars is what polars holds: no byte of it copied again.
+    step = first.edge.run(ds, plan.request.context(first.before, at_source=True))
+    assert {str(f.type) for f in step.schema} == {"string_view", "binary_view"}
+    shared = hub.convert(step, to="polars")
+    assert hub.shared_bytes(step, shared) == sum(b.size for b in hub.buffers(step))
+    # A pyarrow that cannot build views from Python values: the plain types, made so by
+    # the step as its estimate says, and the polars step copies, as its plan says.
+    monkeypatch.setattr(arrowkit, "builds_text_views", lambda: False)
+    fresh = ih.Hub(autoload=False, plugins=[*ih.builtin_plugins(), interchange_hub_xarray])
+    again, plain = convert(fresh, ds, "polars")
+    assert {c.dtype for c in plain.steps[0].estimate.out.columns} == {"string", "binary"}
+    made = plain.steps[0].edge.run(ds, plain.request.context(plain.steps[0].before, at_source=True))
+    assert {str(f.type) for f in made.schema} == {"string", "binary"}
+    assert not plain.steps[1].zero_copy and again.equals(frame)
+
+
 @pytest.mark.parametrize(
     "dtype",
     [pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64]

@@ -597,3 +597,45 @@ def test_zero_copy_scaling_is_timed_with_both_sizes_side_by_side(facts: dict[str
     assert not scales["ok"] and scales["value"] == pytest.approx(4.0)
     assert "the direct call's, side by side: 2.00" in scales["text"]
     assert not unscaled["ok"] and unscaled["value"] == pytest.approx(3.0)
+
+
+def test_a_memory_target_says_what_the_fastest_direct_call_took_beside_it() -> None:
+    """The memory targets' text gives the fastest direct call's own peak extra memory,
+    measured beside the hub's: a miss the direct call shares is told from the hub's own."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bench
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+    def record(zero: bool, hub: int, direct: int | None) -> dict[str, Any]:
+        memory = {"hub": {"peak_extra": hub}}
+        if direct is not None:
+            memory["direct"] = {"peak_extra": direct}
+        return {
+            "pair": "xarray:pyarrow" if not zero else "pandas:pyarrow",
+            "shape": "string",
+            "rows": 1_000_000,
+            "status": "ok",
+            "hub": {"median_ns": 100.0},
+            "best_direct_ns": 120.0,
+            "direct": {"x": {"median_ns": 120.0}},
+            "verified_zero_copy": zero,
+            "plan_zero_copy": zero,
+            "result_bytes": 10 << 20,
+            "source_bytes": 10 << 20,
+            "memory": memory,
+        }
+
+    cells = [record(False, 25 << 20, 30 << 20), record(True, 3 << 20, 3 << 20)]
+    alone = record(False, 25 << 20, None)
+    alone["pair"] = "numpy:pyarrow"
+    bench.evaluate([*cells, alone])
+    copy, zero = (r["targets"]["memory"] for r in cells)
+    assert not copy["ok"] and copy["text"] == (
+        "peak extra 2.50x result; the fastest direct call's: 3.00x"
+    )
+    assert not zero["ok"] and zero["text"] == (
+        "peak extra 3.0 MiB (< 1 MiB); the fastest direct call's: 3.0 MiB"
+    )
+    assert alone["targets"]["memory"]["text"] == "peak extra 2.50x result"

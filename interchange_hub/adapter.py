@@ -139,10 +139,12 @@ class Context:
     # dtype="arrow": the result's columns held as Arrow arrays where its library has other
     # backends too (pandas' ArrowDtype); the target's step marks them Flag.ARROW_BACKED
     arrow: bool = False
-    # the library the conversion ends in keeps text as Arrow views (Adapter.
-    # arrow_string_views): a step that encodes strings or bytes anew (from Python objects,
-    # numpy text) makes them string_view / binary_view, which that library then shares
-    string_views: bool = False
+    # the Arrow types the library the conversion ends in keeps strings and binaries in as
+    # they are (Adapter.arrow_string_type, arrow_binary_type; "": the plain types): a step
+    # that encodes text anew (from Python objects, numpy text) makes those, which that
+    # library then shares (arrowkit.text_type)
+    string_type: str = ""
+    binary_type: str = ""
 
 
 @record
@@ -326,13 +328,16 @@ class Adapter:
     ``arrow_backed``: the library has Arrow-backed columns beside its own (pandas'
     ``ArrowDtype``), which ``dtype="arrow"`` asks for; its steps into it read
     :attr:`Context.arrow` and mark the columns they make so with ``Flag.ARROW_BACKED``
-    (False: ``dtype="arrow"`` is refused for it). ``arrow_string_views``: the library
-    holds strings and binaries as Arrow's view types (polars' ``String`` is
-    ``string_view``), so it shares ``string_view`` and ``binary_view`` arrays where it
-    rebuilds ``string`` and ``binary`` ones as views (16 bytes a row more). A step of a
-    conversion ending in it that encodes text anew (Python objects, numpy's fixed-width
-    text) reads :attr:`Context.string_views` and makes the view types, which it
-    estimates so: one encoding, where the plain types cost a second.
+    (False: ``dtype="arrow"`` is refused for it). ``arrow_string_type`` and
+    ``arrow_binary_type``: the Arrow types the library keeps strings and binaries in as
+    they are, where it rebuilds the plain ``string`` and ``binary`` ("": none, the
+    default): polars holds ``string_view`` and ``binary_view`` (a ``string`` array is
+    rebuilt as views, 16 bytes a row more), pandas' ``str`` dtype ``large_string``. A
+    step of a conversion ending in it that encodes text anew (Python objects, numpy's
+    fixed-width text) reads :attr:`Context.string_type` and :attr:`Context.binary_type`
+    (:func:`~interchange_hub.arrowkit.text_type`) and makes those types, and estimates
+    so: one encoding, where the plain types cost a second. ``dtype="arrow"`` keeps the
+    plain types.
     """
 
     name: str = ""
@@ -355,9 +360,10 @@ class Adapter:
     # ArrowDtype): its steps into it read Context.arrow and mark such columns
     # Flag.ARROW_BACKED (see the class docstring).
     arrow_backed: bool = False
-    # It keeps strings and binaries as Arrow views: steps encoding text anew for a
-    # conversion into it make the view types (Context.string_views; see the docstring).
-    arrow_string_views: bool = False
+    # The Arrow types it keeps strings and binaries in as they are ("": the plain types):
+    # steps encoding text anew for a conversion into it make those (see the docstring).
+    arrow_string_type: str = ""
+    arrow_binary_type: str = ""
 
     def owns(self, obj: object) -> bool:
         """Whether ``obj`` belongs to this library; only called when ``module`` is loaded."""

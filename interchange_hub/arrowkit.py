@@ -21,29 +21,46 @@ from interchange_hub.errors import ConversionError, NoRouteError
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
 
+    from interchange_hub.adapter import Context
+
 
 def pa_module() -> Any:
     return require("pyarrow", "to handle Arrow data")
 
 
-# The view type of each plain text type (Context.string_views): a step that encodes text
-# anew for a library that keeps text as views makes these instead.
-TEXT_VIEWS = {"string": "string_view", "binary": "binary_view"}
+# The types a step encoding text anew may make in place of each plain one.
+TEXT_TYPES = {
+    "string": ("large_string", "string_view"),
+    "binary": ("large_binary", "binary_view"),
+}
+
+
+def text_type(ctx: Context, plain: str) -> str:
+    """The Arrow type (hub name) a step that encodes text anew (from Python objects or
+    numpy's fixed-width text) makes where it would make ``plain`` (``"string"`` or
+    ``"binary"``): the one the conversion's target keeps as it is
+    (:attr:`~interchange_hub.adapter.Context.string_type`, ``binary_type``) where this
+    pyarrow builds it (:func:`builds_text`), else ``plain``. Estimate and run alike read
+    it, so the plan says what the step makes."""
+    wanted = ctx.string_type if plain == "string" else ctx.binary_type if plain == "binary" else ""
+    if wanted and wanted in TEXT_TYPES[plain] and builds_text(wanted):
+        return wanted
+    return plain
 
 
 @cache
-def builds_text_views() -> bool:
-    """Whether this pyarrow builds ``string_view`` and ``binary_view`` arrays from Python
-    objects and from numpy's fixed-width text (``pa.array(values, type=pa.string_view())``),
-    as a step asked for views (:attr:`~interchange_hub.adapter.Context.string_views`)
-    makes them; a step whose pyarrow cannot makes the plain types, and estimates so."""
+def builds_text(name: str) -> bool:
+    """Whether this pyarrow builds arrays of the text type ``name`` (``string_view``,
+    ``large_string``, ...) from Python objects and from numpy's fixed-width text
+    (``pa.array(values, type=...)``); checked once a type."""
     pa, np = pa_module(), require("numpy")
     try:
-        pa.array(np.array(["a", None], dtype=object), type=pa.string_view(), from_pandas=True)
-        pa.array(np.array([b"a", None], dtype=object), type=pa.binary_view(), from_pandas=True)
-        pa.array(np.array(["a"]), type=pa.string_view())
-        pa.array(np.array([b"a"]), type=pa.binary_view())
-    except (pa.ArrowException, TypeError, ValueError):
+        typ = getattr(pa, name)()
+        text = name.endswith("string") or name == "string_view"
+        objects = ["a", None] if text else [b"a", None]
+        pa.array(np.array(objects, dtype=object), type=typ, from_pandas=True)
+        pa.array(np.array(objects[:1]), type=typ)
+    except (AttributeError, pa.ArrowException, TypeError, ValueError):
         return False
     return True
 

@@ -67,11 +67,12 @@ def test_hook_register_edges_adds_a_fast_path() -> None:
     assert info["FastPath" if "FastPath" in info else next(n for n in info if "FastPath" in n)]
 
 
-def test_a_step_is_told_whether_the_target_keeps_text_as_views() -> None:
-    """``Adapter.arrow_string_views``: every step of a conversion ending in such a library
-    reads ``Context.string_views`` True (so that one encoding text anew can make the
-    view types it shares), and False for a conversion ending anywhere else."""
-    told: list[tuple[str, bool]] = []
+def test_a_step_is_told_the_text_types_the_target_keeps() -> None:
+    """``Adapter.arrow_string_type`` / ``arrow_binary_type``: every step of a conversion
+    ending in such a library reads them as ``Context.string_type`` / ``binary_type`` (so
+    that one encoding text anew can make the types that library shares), and "" for a
+    conversion ending anywhere else, or asked for dtype="arrow"."""
+    told: list[tuple[str, str, str]] = []
 
     class ViewBox(boxes.Box):
         pass
@@ -79,7 +80,8 @@ def test_a_step_is_told_whether_the_target_keeps_text_as_views() -> None:
     class ViewBoxes(boxes.BoxAdapter):
         name = "viewboxes"
         types = ("ViewBox",)
-        arrow_string_views = True
+        arrow_string_type = "string_view"
+        arrow_binary_type = "large_binary"
 
         def owns(self, obj: object) -> bool:
             return isinstance(obj, ViewBox)
@@ -89,7 +91,7 @@ def test_a_step_is_told_whether_the_target_keeps_text_as_views() -> None:
 
         def edges(self) -> list[ih.Edge]:
             def estimate(ctx: ih.Context) -> ih.Estimate:
-                told.append((ctx.target, ctx.string_views))
+                told.append((ctx.target, ctx.string_type, ctx.binary_type))
                 return ih.Estimate(ctx.info, why="the box takes the Arrow data as it is")
 
             def run(value: Any, ctx: ih.Context) -> ViewBox:
@@ -106,7 +108,7 @@ def test_a_step_is_told_whether_the_target_keeps_text_as_views() -> None:
         @ih.hookimpl
         def register_edges(self, register: Any) -> None:
             def estimate(ctx: ih.Context) -> ih.Estimate:
-                told.append((ctx.target, ctx.string_views))
+                told.append((ctx.target, ctx.string_type, ctx.binary_type))
                 return ih.Estimate(ctx.info, why="the box holds Arrow data")
 
             register(ih.Edge("boxes", ARROW, "told", "Box.table", estimate, lambda v, c: v.table))
@@ -114,14 +116,22 @@ def test_a_step_is_told_whether_the_target_keeps_text_as_views() -> None:
     hub = with_builtins(boxes, Views(), Told())
     box = hub.convert(TABLE, to="boxes")
     assert isinstance(hub.convert(box, to="viewboxes"), ViewBox)
-    assert ("viewboxes", True) in told and all(views for to, views in told if to == "viewboxes")
+    asked = ("viewboxes", "string_view", "large_binary")
+    assert asked in told and all(t == asked for t in told if t[0] == "viewboxes")
     plan = hub.plan(box, to="viewboxes")
-    assert plan.request is not None and plan.request.string_views
+    assert plan.request is not None and plan.request.string_type == "string_view"
     told.clear()
     hub.convert(box, to="pyarrow")
-    assert told and not any(views for _, views in told)
-    assert hub.plan(TABLE, to="polars").request.string_views  # type: ignore[union-attr]
-    assert not hub.plan(TABLE, to="pandas").request.string_views  # type: ignore[union-attr]
+    assert told and all(t[1:] == ("", "") for t in told)
+    requests = {to: hub.plan(TABLE, to=to).request for to in ("polars", "pandas", "pyarrow")}
+    kept = {to: (r.string_type, r.binary_type) for to, r in requests.items() if r is not None}
+    assert kept == {
+        "polars": ("string_view", "binary_view"),
+        "pandas": ("large_string", ""),
+        "pyarrow": ("", ""),
+    }
+    arrow = hub.plan(TABLE, to="pandas", dtype="arrow").request
+    assert arrow is not None and (arrow.string_type, arrow.binary_type) == ("", "")
 
 
 def documented_signature(func: Any) -> str:

@@ -293,7 +293,7 @@ def test_a_producer_asked_for_large_types_gives_the_result_its_buffers() -> None
 )
 def test_numpy_text_into_polars_is_encoded_once_as_views(hub: ih.Hub, arr: Any) -> None:
     """numpy's fixed-width text into polars (which keeps text as Arrow views, the polars
-    adapter's ``arrow_string_views``) is encoded as string_view / binary_view, which polars
+    adapter's ``arrow_string_type``) is encoded as string_view / binary_view, which polars
     shares, where string / binary would be encoded and then rebuilt as views; the values
     are polars' own, and into any other library the text stays string / binary."""
     plain = hub.convert(arr, to="pyarrow")
@@ -315,3 +315,21 @@ def test_numpy_text_into_polars_is_encoded_once_as_views(hub: ih.Hub, arr: Any) 
     again = hub.convert(made, to="polars")
     inside, total = shared_memory(hub, again, made)
     assert inside == total > 0
+
+
+def test_numpy_text_into_a_pandas_frame_is_encoded_once_as_large_strings(hub: ih.Hub) -> None:
+    """The same for pandas, whose str dtype keeps large_string's buffers (the pandas
+    adapter's ``arrow_string_type``): numpy's text is encoded as large_string, which a
+    frame shares (checked by address); the frame is the one of before."""
+    arr = np.array([["a", "b"], ["cc", "d" * 15], ["", "e"]], order="F")
+    plan = hub.plan(arr, to="pandas")
+    first, last = plan.steps
+    assert {c.dtype for c in first.estimate.out.columns} == {"large_string"}
+    assert last.zero_copy, plan
+    frame = hub.convert(arr, to="pandas")
+    expected = pd.DataFrame({"column_0": ["a", "cc", ""], "column_1": ["b", "d" * 15, "e"]})
+    pd.testing.assert_frame_equal(frame, expected)
+    made = first.edge.run(arr, plan.request.context(first.before, at_source=True))  # type: ignore[union-attr]
+    assert {str(c.type) for c in made.columns} == {"large_string"}
+    again = hub.convert(made, to="pandas")
+    assert hub.shared_bytes(made, again) > 0

@@ -1013,13 +1013,14 @@ def aligned_empty(shape: tuple[int, int], dtype: Any) -> Any:
 
 # -- tensor -> Arrow -------------------------------------------------------------------------
 def _vector_copy(
-    dtype: str, contiguous: bool, name: str, nbytes: int, views: bool = False
+    dtype: str, contiguous: bool, name: str, nbytes: int, ctx: Context | None = None
 ) -> list[Copy]:
     if dtype == "bool":
         return [Copy(name, nbytes, "numpy booleans (a byte each) are bit-packed for Arrow")]
-    if views and dtype in _TEXT:
-        why = f"{dtype} values are encoded as Arrow {_arrow_dtype(dtype, views)}"
-        return [Copy(name, nbytes, why + " (the target keeps text as views: no second copy)")]
+    made = _arrow_dtype(dtype, ctx)
+    if dtype in _TEXT and made != _arrow_dtype(dtype):
+        why = f"{dtype} values are encoded as Arrow {made}, which {ctx and ctx.target} keeps"
+        return [Copy(name, nbytes, why + " as it is (no second copy)")]
     if dtype in ("numpy_str", "numpy_bytes", "object"):
         return [Copy(name, nbytes, f"{dtype} values are encoded as Arrow strings/values")]
     if dtype == "numpy_datetime64[D]":
@@ -1042,11 +1043,10 @@ def _vector_copy(
     return []
 
 
-def estimate_from_tensor(info: DataInfo, string_views: bool = False) -> Estimate:
+def estimate_from_tensor(info: DataInfo, ctx: Context | None = None) -> Estimate:
     """ndarray -> Arrow: 1-D -> column, 2-D -> table, more -> fixed-shape tensor column;
-    with ``string_views`` (:attr:`Context.string_views`), numpy's fixed-width text as
-    string_view / binary_view where pyarrow builds them (:func:`text_views`)."""
-    views = string_views and text_views()
+    numpy's fixed-width text as the type the conversion's target keeps where ``ctx``
+    asks (:func:`arrowkit.text_type`), else string / binary."""
     if not info.device.is_cpu:
         raise Unroutable(f"the data is on {info.device}; Arrow data must be on the CPU")
     (col,) = info.columns
@@ -1056,12 +1056,12 @@ def estimate_from_tensor(info: DataInfo, string_views: bool = False) -> Estimate
     if len(shape) == 0:
         raise Unroutable("a 0-d tensor (a scalar) is neither a column nor a table")
     if len(shape) == 1:
-        data_copies = _vector_copy(dtype, info.layout == "C", TENSOR_NAME, col.nbytes, views)
+        data_copies = _vector_copy(dtype, info.layout == "C", TENSOR_NAME, col.nbytes, ctx)
         copies = list(data_copies)
         if col.nulls > 0:  # a numpy.ma.MaskedArray
             reason = "the numpy mask becomes an Arrow validity bitmap"
             copies.append(Copy(TENSOR_NAME, shape[0], reason))
-        column = Column(TENSOR_NAME, _arrow_dtype(dtype, views), col.nbytes, max(col.nulls, 0))
+        column = Column(TENSOR_NAME, _arrow_dtype(dtype, ctx), col.nbytes, max(col.nulls, 0))
         out = DataInfo(Kind.COLUMN, (column,), rows=shape[0])
         why = "1-D tensor -> column" if copies else "contiguous buffer wrapped as an Arrow array"
         return Estimate(out, tuple(copies), why=why, copies_all=bool(data_copies))
@@ -1070,7 +1070,7 @@ def estimate_from_tensor(info: DataInfo, string_views: bool = False) -> Estimate
         names = [f"column_{i}" for i in range(shape[1])]
         # Each column is contiguous when the array is F-ordered (or has one column).
         contiguous = info.layout == "F" or (info.layout == "C" and shape[1] == 1)
-        copies = [c for n in names for c in _vector_copy(dtype, contiguous, n, per_col, views)]
+        copies = [c for n in names for c in _vector_copy(dtype, contiguous, n, per_col, ctx)]
         if not contiguous and copies and info.layout == "C":
             copies = [
                 Copy(
@@ -1081,7 +1081,7 @@ def estimate_from_tensor(info: DataInfo, string_views: bool = False) -> Estimate
                 )
                 for c in copies
             ]
-        cols = tuple(Column(n, _arrow_dtype(dtype, views), per_col, 0) for n in names)
+        cols = tuple(Column(n, _arrow_dtype(dtype, ctx), per_col, 0) for n in names)
         out = DataInfo(Kind.TABLE, cols, rows=shape[0])
         return Estimate(
             out,
@@ -1110,28 +1110,24 @@ def estimate_from_tensor(info: DataInfo, string_views: bool = False) -> Estimate
 _TEXT = ("numpy_str", "numpy_bytes")
 
 
-def _arrow_dtype(dtype: str, views: bool = False) -> str:
+def _arrow_dtype(dtype: str, ctx: Context | None = None) -> str:
     names = {"numpy_str": "string", "numpy_bytes": "binary", "numpy_datetime64[D]": "date32[day]"}
     name = names.get(dtype, dtype)
-    return arrowkit.TEXT_VIEWS[name] if views and dtype in _TEXT else name
+    return arrowkit.text_type(ctx, name) if ctx is not None and dtype in _TEXT else name
 
 
-def text_views() -> bool:
-    """Whether pyarrow builds view types from numpy's text (:func:`arrowkit.builds_text_views`)."""
-    return arrowkit.builds_text_views()
-
-
-def ndarray_to_arrow(arr: Any, strict: bool = False, string_views: bool = False) -> Any:
+def ndarray_to_arrow(arr: Any, strict: bool = False, ctx: Context | None = None) -> Any:
     """The Arrow object for an ndarray: Array (1-D), Table (2-D) or tensor column (n-D).
 
     An array of Python objects is read by :func:`objects_to_arrow` (a column of a 2-D one
     too); ``strict``: a value it cannot keep is refused instead of warned.
-    ``string_views``: numpy's fixed-width text as string_view / binary_view, as
+    ``ctx``: numpy's fixed-width text as the type the conversion's target keeps, as
     :func:`estimate_from_tensor` says."""
     pa = require("pyarrow")
     ndim = arr.ndim
-    if string_views and arr.dtype.kind in "US" and ndim in (1, 2) and text_views():
-        view = pa.string_view() if arr.dtype.kind == "U" else pa.binary_view()
+    made = "" if ctx is None or arr.dtype.kind not in "US" or ndim > 2 else _text_made(arr, ctx)
+    if made:
+        view = getattr(pa, made)()
         if ndim == 1:
             return pa.array(arr, type=view)
         names = column_names(arr.shape[1])
@@ -1187,6 +1183,14 @@ def ndarray_to_arrow(arr: Any, strict: bool = False, string_views: bool = False)
         )
     # (plain strides: pyarrow refuses a length-1 first dimension's odd stride)
     return pa.FixedShapeTensorArray.from_numpy_ndarray(plain_strides(np.ascontiguousarray(arr)))
+
+
+def _text_made(arr: Any, ctx: Context) -> str:
+    """The text type other than string / binary that numpy's text ``arr`` is made as for
+    ``ctx`` (:func:`arrowkit.text_type`), or ""."""
+    plain = "string" if arr.dtype.kind == "U" else "binary"
+    made = arrowkit.text_type(ctx, plain)
+    return "" if made == plain else made
 
 
 @lru_cache(maxsize=64)

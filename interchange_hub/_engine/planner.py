@@ -421,8 +421,12 @@ class Planner:
                 adapter.requirement,
             )
         place = self._destination(adapter, device, info)
-        views = adapter.arrow_string_views
-        return Request(adapter.name, kind, cls, copy, place, strict, wanted, arrow, views)
+        # (dtype="arrow" keeps the types a step makes: no text type asked)
+        strings = "" if arrow else adapter.arrow_string_type
+        binaries = "" if arrow else adapter.arrow_binary_type
+        return Request(
+            adapter.name, kind, cls, copy, place, strict, wanted, arrow, strings, binaries
+        )
 
     def _destination(self, adapter: Adapter, device: str | Device | None, info: DataInfo) -> Device:
         """Where the result must live: the asked device, else where the data is when the

@@ -40,7 +40,9 @@ class Request:
     strict: bool = False
     dtype: str | None = None  # dtype= of a tensor result
     arrow: bool = False  # dtype="arrow": Arrow-backed columns (Flag.ARROW_BACKED)
-    string_views: bool = False  # the target keeps text as Arrow views (Adapter.arrow_string_views)
+    # the Arrow types the target keeps text in as they are (Adapter.arrow_string_type, ...)
+    string_type: str = ""
+    binary_type: str = ""
 
     def context(self, info: DataInfo, fresh: bool = False, at_source: bool = False) -> Context:
         return Context(
@@ -55,7 +57,8 @@ class Request:
             self.dtype,
             at_source,
             self.arrow,
-            self.string_views,
+            self.string_type,
+            self.binary_type,
         )
 
 

@@ -200,11 +200,11 @@ def _import(value: Any, ctx: Context) -> Any:
 
 
 def _to_arrow_estimate(ctx: Context) -> Estimate:
-    return tensors.estimate_from_tensor(ctx.info, ctx.string_views)
+    return tensors.estimate_from_tensor(ctx.info, ctx)
 
 
 def _to_arrow(value: Any, ctx: Context) -> Any:
-    return tensors.ndarray_to_arrow(value, ctx.strict, ctx.string_views)
+    return tensors.ndarray_to_arrow(value, ctx.strict, ctx)
 
 
 def _to_arrow_bind(ctx: Context) -> Callable[[Any], Any]:
@@ -212,12 +212,13 @@ def _to_arrow_bind(ctx: Context) -> Callable[[Any], Any]:
     :func:`tensors.ndarray_to_arrow` does for it, without its dispatch (3.30 -> 2.85 us
     for 1,000 float64; the route key holds the dimensions and dtype). Else that."""
     info = ctx.info
-    # (numpy's text for a target that keeps views: string_view, not array_of's string)
-    text = ctx.string_views and any(c.dtype in ("numpy_str", "numpy_bytes") for c in info.columns)
+    # (numpy's text for a target that keeps another text type: not array_of's string)
+    asks = ctx.string_type or ctx.binary_type
+    text = bool(asks) and any(c.dtype in ("numpy_str", "numpy_bytes") for c in info.columns)
     one = len(info.shape) == 1 and len(info.columns) == 1
     if one and info.columns[0].dtype != "object" and not text:
         return arrow_native.array_of
-    return partial(tensors.ndarray_to_arrow, strict=ctx.strict, string_views=ctx.string_views)
+    return partial(tensors.ndarray_to_arrow, strict=ctx.strict, ctx=ctx)
 
 
 def _from_arrow_estimate(ctx: Context) -> Estimate:

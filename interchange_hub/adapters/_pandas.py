@@ -80,6 +80,8 @@ class PandasAdapter(Adapter):
     extra = "pandas"
     types = ("pandas.DataFrame", "pandas.Series")
     arrow_backed = True  # dtype="arrow": pd.ArrowDtype columns (_arrow_estimate)
+    # its str dtype keeps large_string's buffers (string is cast); binary is kept as it is
+    arrow_string_type = "large_string"
 
     def owns(self, obj: object) -> bool:
         pd = _pd()

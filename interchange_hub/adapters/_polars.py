@@ -60,7 +60,8 @@ class PolarsAdapter(Adapter):
     waypoint = True
     extra = "polars"
     types = ("polars.DataFrame", "polars.Series", "polars.LazyFrame")
-    arrow_string_views = True  # its String and Binary are string_view and binary_view
+    arrow_string_type = "string_view"  # its String (strings built as string are rebuilt)
+    arrow_binary_type = "binary_view"  # its Binary
 
     def owns(self, obj: object) -> bool:
         pl = _pl()

@@ -262,10 +262,10 @@ def table_estimate(ctx: Context) -> Estimate:
         arrow = _arrow_dtype(col)
         reason = _table_copy(col)
         nbytes = col.nbytes
-        if ctx.string_views and _as_view(col, arrow):
-            arrow = arrowkit.TEXT_VIEWS[arrow]
-            nbytes = _view_bytes(nbytes, info.rows)
-            reason += f", as {arrow} ({ctx.target} keeps text as views: no second copy)"
+        made = arrowkit.text_type(ctx, arrow) if _encoded(col) else arrow
+        if made != arrow:
+            arrow, nbytes = made, _text_bytes(nbytes, info.rows, made)
+            reason += f", as {made}, which {ctx.target} keeps as it is (no second copy)"
         nulls = max(col.nulls, 0)
         if reason:
             copies.append(Copy(col.name, nbytes, reason))
@@ -287,30 +287,34 @@ def table_estimate(ctx: Context) -> Estimate:
     return Estimate(out, tuple(copies), why=why, copies_all=bool(columns) and full == len(columns))
 
 
-def _as_view(col: Column, arrow: str) -> bool:
-    """Whether the long table's column ``col`` (of Arrow type ``arrow``) is text encoded
-    anew from Python objects or numpy's fixed-width text, which pyarrow can make a view
-    type as well (not a type kept in the encoding, nor a pandas extension array's)."""
-    if arrow not in ("string", "binary") or not arrowkit.builds_text_views():
+def _encoded(col: Column) -> bool:
+    """Whether the long table's column ``col`` is text encoded anew from Python objects or
+    numpy's fixed-width text (not a type kept in the encoding, nor a pandas extension
+    array's), which pyarrow can make the text type the target keeps."""
+    if any(f.startswith((d.ARROW, d.EXTENSION)) for f in col.flags):
         return False
     return col.dtype in ("numpy_str", "numpy_bytes") or any(
         f.startswith(d.OBJECT) for f in col.flags
     )
 
 
-def _view_bytes(nbytes: int, rows: int) -> int:
-    """The size of a view column whose plain type's size is estimated ``nbytes`` (4
-    bytes of offset a row, and the characters): 16 bytes a row, and the characters of
-    values longer than 12 (judged by their mean), which the views point to."""
+def _text_bytes(nbytes: int, rows: int, made: str) -> int:
+    """The size of a text column of type ``made`` whose plain type's size is estimated
+    ``nbytes`` (4 bytes of offset a row, and the characters): 8 bytes of offset a row for
+    the large types; 16 bytes a row for views, and the characters of values longer than
+    12 (judged by their mean), which the views point to."""
     if rows <= 0 or nbytes < 0:
         return nbytes
     chars = max(nbytes - 4 * rows, 0)
-    return 16 * rows + (chars if chars > 12 * rows else 0)
+    if made.endswith("_view"):
+        return 16 * rows + (chars if chars > 12 * rows else 0)
+    return 8 * rows + chars if made.startswith("large_") else nbytes
 
 
-def _flat(entry: Entry, lay: Layout, views: bool = False) -> Any:
-    """The long table's column of ``entry`` as an Arrow array; with ``views``, text
-    encoded anew as string_view / binary_view (:func:`_as_view`)."""
+def _flat(entry: Entry, lay: Layout, ctx: Context | None = None) -> Any:
+    """The long table's column of ``entry`` as an Arrow array; text encoded anew as the
+    type the conversion's target keeps (``ctx``: :func:`arrowkit.text_type`), as the
+    estimate says (:func:`_encoded`)."""
     pa, np = arrowkit.pa_module(), d.np_module()
     if entry.var is None:
         return pa.array(d.positions(entry, lay))
@@ -335,16 +339,26 @@ def _flat(entry: Entry, lay: Layout, views: bool = False) -> Any:
         restored = _restore(pa, flat, kept)
         if restored is not None:
             return restored
-    views = views and arrowkit.builds_text_views()  # (as the estimate decides: _as_view)
     if flat.dtype.kind == "O":
         text = d.object_type(values)
-        if views and text in arrowkit.TEXT_VIEWS:
-            return pa.array(flat, type=getattr(pa, arrowkit.TEXT_VIEWS[text])(), from_pandas=True)
+        made = _made(ctx, text)
+        if made:
+            return pa.array(flat, type=getattr(pa, made)(), from_pandas=True)
         declared = _declared().get(text)
         return pa.array(flat, type=declared() if declared else None, from_pandas=True)
-    if views and flat.dtype.kind in "US":
-        return pa.array(flat, type=pa.string_view() if flat.dtype.kind == "U" else pa.binary_view())
+    made = _made(ctx, {"U": "string", "S": "binary"}.get(flat.dtype.kind, ""))
+    if made:
+        return pa.array(flat, type=getattr(pa, made)())
     return pa.array(flat)
+
+
+def _made(ctx: Context | None, plain: str) -> str:
+    """The text type other than ``plain`` ("string", "binary") that values encoded anew
+    are made as for ``ctx``, or "" (the plain type, or no text)."""
+    if ctx is None or plain not in ("string", "binary"):
+        return ""
+    made = arrowkit.text_type(ctx, plain)
+    return "" if made == plain else made
 
 
 def _restore(pa: Any, flat: Any, kept: Any) -> Any:
@@ -440,8 +454,7 @@ def table_bind(ctx: Context) -> Any:
 def to_table(value: Any, ctx: Context) -> Any:
     pa = arrowkit.pa_module()
     lay = d.layout(value)
-    views = ctx.string_views
-    arrays = [_flat(e, lay, views) for e in lay.entries]
+    arrays = [_flat(e, lay, ctx) for e in lay.entries]
     if ctx.info.kind == Kind.COLUMN:
         return arrays[0]
     names = [e.name for e in lay.entries]

@@ -971,8 +971,8 @@ def test_text_for_polars_is_encoded_once_as_views_polars_shares(
         "i": "string_view",
     }
     assert last.zero_copy, plan
-    assert "as string_view (polars keeps text as views" in str(plan)
-    assert plan.request is not None and plan.request.string_views
+    assert "as string_view, which polars keeps as it is" in str(plan)
+    assert plan.request is not None and plan.request.string_type == "string_view"
     table = hub.convert(ds, to="pyarrow")  # the plain types, as before
     assert {f.name: str(f.type) for f in table.schema} == {
         "o": "string",
@@ -990,13 +990,50 @@ def test_text_for_polars_is_encoded_once_as_views_polars_shares(
     assert hub.shared_bytes(step, shared) == sum(b.size for b in hub.buffers(step))
     # A pyarrow that cannot build views from Python values: the plain types, made so by
     # the step as its estimate says, and the polars step copies, as its plan says.
-    monkeypatch.setattr(arrowkit, "builds_text_views", lambda: False)
+    monkeypatch.setattr(arrowkit, "builds_text", lambda name: False)
     fresh = ih.Hub(autoload=False, plugins=[*ih.builtin_plugins(), interchange_hub_xarray])
     again, plain = convert(fresh, ds, "polars")
     assert {c.dtype for c in plain.steps[0].estimate.out.columns} == {"string", "binary"}
     made = plain.steps[0].edge.run(ds, plain.request.context(plain.steps[0].before, at_source=True))
     assert {str(f.type) for f in made.schema} == {"string", "binary"}
     assert not plain.steps[1].zero_copy and again.equals(frame)
+
+
+def test_strings_for_pandas_are_encoded_once_as_the_large_strings_pandas_shares(
+    hub: ih.Hub,
+) -> None:
+    """For a conversion ending in pandas, whose str dtype keeps large_string's buffers,
+    strings encoded anew are made large_string (binary stays binary, which pandas keeps
+    as it is), and pandas shares them (checked by address); dtype="arrow" keeps the plain
+    types, as the columns' ArrowDtype shows."""
+    ds = text_dataset()
+    frame, plan = convert(hub, ds, "pandas")
+    first, last = plan.steps
+    types = {c.name: c.dtype for c in first.estimate.out.columns}
+    assert types == {
+        "o": "large_string",
+        "b": "binary",
+        "u": "large_string",
+        "s": "binary",
+        "i": "large_string",
+    }
+    assert "as large_string, which pandas keeps as it is" in str(plan)
+    assert last.zero_copy, plan
+    # The frame of before: a hub whose pandas keeps no text type (string, then cast).
+    before = ih.Hub(autoload=False, plugins=[*ih.builtin_plugins(), interchange_hub_xarray])
+    (pandas,) = (a for a in before.adapters() if a.name == "pandas")
+    pandas.arrow_string_type = ""
+    assert {c.dtype for c in before.plan(ds, to="pandas").steps[0].estimate.out.columns} == {
+        "string",
+        "binary",
+    }
+    pd.testing.assert_frame_equal(frame, before.convert(ds, to="pandas"))
+    step = first.edge.run(ds, plan.request.context(first.before, at_source=True))  # type: ignore[union-attr]
+    assert hub.shared_bytes(step, hub.convert(step, to="pandas")) > 0
+    arrow = hub.convert(ds, to="pandas", dtype="arrow")
+    assert (
+        str(arrow.dtypes["o"]) == "string[pyarrow]" and str(arrow.dtypes["b"]) == "binary[pyarrow]"
+    )
 
 
 @pytest.mark.parametrize(

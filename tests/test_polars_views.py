@@ -7,7 +7,6 @@ from types import SimpleNamespace
 from typing import Any
 
 import nanoarrow as na
-import numpy as np
 import pandas as pd
 import polars as pl
 import pyarrow as pa
@@ -279,57 +278,3 @@ def test_a_producer_asked_for_large_types_gives_the_result_its_buffers() -> None
     # taken as the producer gave them: the characters are its buffer, not a copy
     chars = large.column("s").chunk(0).buffers()[2]
     assert got.column("s").chunk(0).buffers()[2].address == chars.address
-
-
-@pytest.mark.parametrize(
-    "arr",
-    [
-        np.array(["a", "bb", "a value of more than twelve", ""]),
-        np.array([b"a", b"bb", b"bytes of more than twelve", b""]),
-        np.array([["a", "b"], ["cc", "d" * 15]], order="F"),
-        np.array([["a", "b"], ["cc", "d" * 15]]),
-    ],
-    ids=["str", "bytes", "2-D F", "2-D C"],
-)
-def test_numpy_text_into_polars_is_encoded_once_as_views(hub: ih.Hub, arr: Any) -> None:
-    """numpy's fixed-width text into polars (which keeps text as Arrow views, the polars
-    adapter's ``arrow_string_type``) is encoded as string_view / binary_view, which polars
-    shares, where string / binary would be encoded and then rebuilt as views; the values
-    are polars' own, and into any other library the text stays string / binary."""
-    plain = hub.convert(arr, to="pyarrow")
-    types = {str(t) for t in (plain.schema.types if arr.ndim == 2 else [plain.type])}
-    assert types == ({"string"} if arr.dtype.kind == "U" else {"binary"})
-    for _ in range(2):  # planned, then the kept route
-        out = hub.convert(arr, to="polars")
-        expected = pl.from_arrow(plain)
-        assert type(out) is type(expected) and out.to_arrow().equals(expected.to_arrow())
-    plan = hub.plan(arr, to="polars")
-    first, last = plan.steps
-    view = "string_view" if arr.dtype.kind == "U" else "binary_view"
-    assert {c.dtype for c in first.estimate.out.columns} == {view}
-    assert last.zero_copy, plan
-    # What the step gives polars is what polars holds (checked by address).
-    made = first.edge.run(arr, plan.request.context(first.before, at_source=True))  # type: ignore[union-attr]
-    columns = made.columns if arr.ndim == 2 else [made]
-    assert {str(c.type) for c in columns} == {view}
-    again = hub.convert(made, to="polars")
-    inside, total = shared_memory(hub, again, made)
-    assert inside == total > 0
-
-
-def test_numpy_text_into_a_pandas_frame_is_encoded_once_as_large_strings(hub: ih.Hub) -> None:
-    """The same for pandas, whose str dtype keeps large_string's buffers (the pandas
-    adapter's ``arrow_string_type``): numpy's text is encoded as large_string, which a
-    frame shares (checked by address); the frame is the one of before."""
-    arr = np.array([["a", "b"], ["cc", "d" * 15], ["", "e"]], order="F")
-    plan = hub.plan(arr, to="pandas")
-    first, last = plan.steps
-    assert {c.dtype for c in first.estimate.out.columns} == {"large_string"}
-    assert last.zero_copy, plan
-    frame = hub.convert(arr, to="pandas")
-    expected = pd.DataFrame({"column_0": ["a", "cc", ""], "column_1": ["b", "d" * 15, "e"]})
-    pd.testing.assert_frame_equal(frame, expected)
-    made = first.edge.run(arr, plan.request.context(first.before, at_source=True))  # type: ignore[union-attr]
-    assert {str(c.type) for c in made.columns} == {"large_string"}
-    again = hub.convert(made, to="pandas")
-    assert hub.shared_bytes(made, again) > 0

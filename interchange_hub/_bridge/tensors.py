@@ -1019,8 +1019,9 @@ def _vector_copy(
         return [Copy(name, nbytes, "numpy booleans (a byte each) are bit-packed for Arrow")]
     made = _arrow_dtype(dtype, ctx)
     if dtype in _TEXT and made != _arrow_dtype(dtype):
-        why = f"{dtype} values are encoded as Arrow {made}, which {ctx and ctx.target} keeps"
-        return [Copy(name, nbytes, why + " as it is (no second copy)")]
+        target = ctx.target if ctx is not None else ""
+        why = f"{dtype} values are encoded as Arrow {made}, the type {target} asks for"
+        return [Copy(name, nbytes, why)]
     if dtype in ("numpy_str", "numpy_bytes", "object"):
         return [Copy(name, nbytes, f"{dtype} values are encoded as Arrow strings/values")]
     if dtype == "numpy_datetime64[D]":
@@ -1071,7 +1072,7 @@ def estimate_from_tensor(info: DataInfo, ctx: Context | None = None) -> Estimate
         # Each column is contiguous when the array is F-ordered (or has one column).
         contiguous = info.layout == "F" or (info.layout == "C" and shape[1] == 1)
         copies = [c for n in names for c in _vector_copy(dtype, contiguous, n, per_col, ctx)]
-        if not contiguous and copies and info.layout == "C":
+        if not contiguous and copies and info.layout == "C" and dtype not in _ENCODED:
             copies = [
                 Copy(
                     c.column,
@@ -1108,6 +1109,8 @@ def estimate_from_tensor(info: DataInfo, ctx: Context | None = None) -> Estimate
 
 
 _TEXT = ("numpy_str", "numpy_bytes")
+# (dtypes whose columns are encoded, whatever the order: a C-ordered array's copy is that)
+_ENCODED = ("bool", "numpy_str", "numpy_bytes", "object", "numpy_datetime64[D]")
 
 
 def _arrow_dtype(dtype: str, ctx: Context | None = None) -> str:
@@ -1125,7 +1128,11 @@ def ndarray_to_arrow(arr: Any, strict: bool = False, ctx: Context | None = None)
     :func:`estimate_from_tensor` says."""
     pa = require("pyarrow")
     ndim = arr.ndim
-    made = "" if ctx is None or arr.dtype.kind not in "US" or ndim > 2 else _text_made(arr, ctx)
+    # (numpy's text as the type the target asks for: a 1-D array, or a 2-D one with columns)
+    text = (
+        ctx is not None and arr.dtype.kind in "US" and (ndim == 1 or (ndim == 2 and arr.shape[1]))
+    )
+    made = _text_made(arr, ctx) if text and ctx is not None else ""
     if made:
         view = getattr(pa, made)()
         if ndim == 1:

@@ -992,7 +992,10 @@ def _import_copy_reason(col: Column, table: bool, copy: bool | None) -> str:
 
     Measured on pandas 3 / pyarrow 26: ``Table.to_pandas(split_blocks=True)`` shares
     numeric, datetime, duration and string buffers; ``ChunkedArray.to_pandas`` (a Series)
-    copies strings and time-zone-aware timestamps.
+    copies time-zone-aware timestamps, and strings unless they are large_string taken
+    without a ``types_mapper`` (:func:`_shares_large_strings`). pandas' str dtype shares
+    large_string only where it is pyarrow's (not with ``mode.string_storage="python"``,
+    nor in pandas 2 without ``future.infer_string``: Python objects).
     """
     dtype = col.dtype
     if col.chunks > 1:
@@ -1016,8 +1019,8 @@ def _import_copy_reason(col: Column, table: bool, copy: bool | None) -> str:
         return ""
     if dtype.startswith("timestamp"):
         return "" if table or "tz=" not in dtype else "a Series rebuilds zoned timestamps"
-    if dtype == "large_string" and table:
-        return ""
+    if dtype == "large_string" and _pyarrow_strings():
+        return ""  # (a Series: _shares_large_strings)
     if dtype in ("string", "large_string", "string_view"):
         return f"pandas' str dtype builds its own {dtype} storage"
     return f"{dtype} is converted to pandas' representation"
@@ -1576,6 +1579,8 @@ def _import(value: Any, ctx: Context) -> Any:
             series = _pd().Series(_pd().arrays.ArrowExtensionArray(col), copy=False)
         elif col.null_count and not ctx.copy and arrowkit.pa_module().types.is_integer(col.type):
             series = _pd().Series(_masked_integers(col, share=True), copy=False)
+        elif _shares_large_strings(col):
+            series = col.to_pandas()  # (shared: to_pandas with a types_mapper copies)
         else:
             mapper = _nullable_mapper if col.null_count else _arrow_backed
             series = _with_categories(lambda c: c.to_pandas(types_mapper=mapper), col)
@@ -1789,6 +1794,18 @@ def _frame_by_columns(table: Any, strings: tuple[bool, ...]) -> Any:
 # The dtype to_pandas gives a table's string columns, per state of pandas' string options
 # (:func:`_string_options`), or None where it gives them as objects.
 _STRING_DTYPES: dict[Hashable, Any] = {}
+
+
+def _pyarrow_strings() -> bool:
+    """Whether pandas' str dtype is pyarrow's now (it then keeps large_string's buffers)."""
+    dtype = _string_dtype()
+    return dtype is not None and getattr(dtype, "storage", None) == "pyarrow"
+
+
+def _shares_large_strings(col: Any) -> bool:
+    """Whether ``col`` (a ChunkedArray) is large_string that pandas' str dtype, pyarrow's,
+    takes as it is: ``to_pandas()`` without a ``types_mapper`` shares its buffers."""
+    return arrowkit.pa_module().types.is_large_string(col.type) and _pyarrow_strings()
 
 
 def _string_dtype() -> Any:

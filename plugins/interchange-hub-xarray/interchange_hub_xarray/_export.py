@@ -265,7 +265,7 @@ def table_estimate(ctx: Context) -> Estimate:
         made = arrowkit.text_type(ctx, arrow) if _encoded(col) else arrow
         if made != arrow:
             arrow, nbytes = made, _text_bytes(nbytes, info.rows, made)
-            reason += f", as {made}, which {ctx.target} keeps as it is (no second copy)"
+            reason += f", as {made}, the type {ctx.target} asks for"
         nulls = max(col.nulls, 0)
         if reason:
             copies.append(Copy(col.name, nbytes, reason))

@@ -971,7 +971,7 @@ def test_text_for_polars_is_encoded_once_as_views_polars_shares(
         "i": "string_view",
     }
     assert last.zero_copy, plan
-    assert "as string_view, which polars keeps as it is" in str(plan)
+    assert "as string_view, the type polars asks for" in str(plan)
     assert plan.request is not None and plan.request.string_type == "string_view"
     table = hub.convert(ds, to="pyarrow")  # the plain types, as before
     assert {f.name: str(f.type) for f in table.schema} == {
@@ -1017,7 +1017,7 @@ def test_strings_for_pandas_are_encoded_once_as_the_large_strings_pandas_shares(
         "s": "binary",
         "i": "large_string",
     }
-    assert "as large_string, which pandas keeps as it is" in str(plan)
+    assert "as large_string, the type pandas asks for" in str(plan)
     assert last.zero_copy, plan
     # The frame of before: a hub whose pandas keeps no text type (string, then cast).
     before = ih.Hub(autoload=False, plugins=[*ih.builtin_plugins(), interchange_hub_xarray])

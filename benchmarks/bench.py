@@ -975,16 +975,13 @@ class _Sampler(threading.Thread):
         return max(self.peak, _rss_bytes())
 
 
-_PROXIES: list[Any] = []
-
-
 def _immortal(obj: object) -> None:
     """Keep ``obj`` alive until the process ends, past the interpreter's teardown (one
     reference no one drops). A proxy pool freed at teardown, while a cache still holds a
     buffer allocated through it, crashed the process as it exited (SIGSEGV): the first
     ``ih.convert(pa.table, to="pandas")`` measured keeps pandas' column labels, an Arrow
-    string Index, made in the measured pool; its buffer is freed after the module's list
-    of pools."""
+    string Index, made in the measured pool; its buffer was freed after a module list
+    that had held the pools."""
     ctypes.pythonapi.Py_IncRef(ctypes.py_object(obj))
 
 
@@ -1001,8 +998,7 @@ def measure_memory(fn: Callable[[], Any]) -> tuple[dict[str, Any], Any]:
     parent = pa.default_memory_pool()
     arrow_before = parent.bytes_allocated()
     proxy = pa.proxy_memory_pool(parent)
-    _PROXIES.append(proxy)  # buffers allocated through it point to it: never free it
-    _immortal(proxy)  # (nor at the interpreter's teardown)
+    _immortal(proxy)  # buffers allocated through it point to it: never free it
     rss_before = _rss_bytes()
     exact = _reset_hwm()
     sampler = None

@@ -35,13 +35,16 @@ TEXT_TYPES = {
 }
 
 
-def text_type(ctx: Context, plain: str) -> str:
+def text_type(ctx: Context | None, plain: str) -> str:
     """The Arrow type (hub name) a step that encodes text anew (from Python objects or
     numpy's fixed-width text) makes where it would make ``plain`` (``"string"`` or
     ``"binary"``): the one the conversion's target keeps as it is
     (:attr:`~interchange_hub.adapter.Context.string_type`, ``binary_type``) where this
-    pyarrow builds it (:func:`builds_text`), else ``plain``. Estimate and run alike read
-    it, so the plan says what the step makes."""
+    pyarrow builds it (:func:`builds_text`), else ``plain`` (any other type, or no
+    ``ctx``, gives ``plain``). Estimate and run alike read it, so the plan says what the
+    step makes."""
+    if ctx is None:
+        return plain
     wanted = ctx.string_type if plain == "string" else ctx.binary_type if plain == "binary" else ""
     if wanted and wanted in TEXT_TYPES[plain] and builds_text(wanted):
         return wanted

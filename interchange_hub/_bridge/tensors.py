@@ -1017,10 +1017,12 @@ def _vector_copy(
 ) -> list[Copy]:
     if dtype == "bool":
         return [Copy(name, nbytes, "numpy booleans (a byte each) are bit-packed for Arrow")]
-    made = _arrow_dtype(dtype, ctx)
-    if dtype in _TEXT and made != _arrow_dtype(dtype):
-        target = ctx.target if ctx is not None else ""
-        why = f"{dtype} values are encoded as Arrow {made}, the type {target} asks for"
+    if (
+        ctx is not None
+        and dtype in _TEXT
+        and (made := _arrow_dtype(dtype, ctx)) != (_arrow_dtype(dtype))
+    ):
+        why = f"{dtype} values are encoded as Arrow {made}, the type {ctx.target} asks for"
         return [Copy(name, nbytes, why)]
     if dtype in ("numpy_str", "numpy_bytes", "object"):
         return [Copy(name, nbytes, f"{dtype} values are encoded as Arrow strings/values")]
@@ -1116,7 +1118,7 @@ _ENCODED = ("bool", "numpy_str", "numpy_bytes", "object", "numpy_datetime64[D]")
 def _arrow_dtype(dtype: str, ctx: Context | None = None) -> str:
     names = {"numpy_str": "string", "numpy_bytes": "binary", "numpy_datetime64[D]": "date32[day]"}
     name = names.get(dtype, dtype)
-    return arrowkit.text_type(ctx, name) if ctx is not None and dtype in _TEXT else name
+    return arrowkit.text_type(ctx, name) if dtype in _TEXT else name
 
 
 def ndarray_to_arrow(arr: Any, strict: bool = False, ctx: Context | None = None) -> Any:
@@ -1129,11 +1131,10 @@ def ndarray_to_arrow(arr: Any, strict: bool = False, ctx: Context | None = None)
     pa = require("pyarrow")
     ndim = arr.ndim
     # (numpy's text as the type the target asks for: a 1-D array, or a 2-D one with columns)
-    text = (
-        ctx is not None and arr.dtype.kind in "US" and (ndim == 1 or (ndim == 2 and arr.shape[1]))
-    )
-    made = _text_made(arr, ctx) if text and ctx is not None else ""
-    if made:
+    kind = arr.dtype.kind
+    plain = "string" if kind == "U" else "binary"
+    text = ctx is not None and kind in "US" and (ndim == 1 or (ndim == 2 and arr.shape[1]))
+    if text and (made := arrowkit.text_type(ctx, plain)) != plain:
         view = getattr(pa, made)()
         if ndim == 1:
             return pa.array(arr, type=view)
@@ -1190,14 +1191,6 @@ def ndarray_to_arrow(arr: Any, strict: bool = False, ctx: Context | None = None)
         )
     # (plain strides: pyarrow refuses a length-1 first dimension's odd stride)
     return pa.FixedShapeTensorArray.from_numpy_ndarray(plain_strides(np.ascontiguousarray(arr)))
-
-
-def _text_made(arr: Any, ctx: Context) -> str:
-    """The text type other than string / binary that numpy's text ``arr`` is made as for
-    ``ctx`` (:func:`arrowkit.text_type`), or ""."""
-    plain = "string" if arr.dtype.kind == "U" else "binary"
-    made = arrowkit.text_type(ctx, plain)
-    return "" if made == plain else made
 
 
 @lru_cache(maxsize=64)

@@ -218,7 +218,8 @@ def _to_arrow_bind(ctx: Context) -> Callable[[Any], Any]:
     one = len(info.shape) == 1 and len(info.columns) == 1
     if one and info.columns[0].dtype != "object" and not text:
         return arrow_native.array_of
-    return partial(tensors.ndarray_to_arrow, strict=ctx.strict, ctx=ctx)
+    # (the context only where text is asked for: else nothing per call reads it)
+    return partial(tensors.ndarray_to_arrow, strict=ctx.strict, ctx=ctx if text else None)
 
 
 def _from_arrow_estimate(ctx: Context) -> Estimate:

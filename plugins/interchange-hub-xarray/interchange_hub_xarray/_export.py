@@ -341,24 +341,14 @@ def _flat(entry: Entry, lay: Layout, ctx: Context | None = None) -> Any:
             return restored
     if flat.dtype.kind == "O":
         text = d.object_type(values)
-        made = _made(ctx, text)
-        if made:
+        if (made := arrowkit.text_type(ctx, text)) != text:
             return pa.array(flat, type=getattr(pa, made)(), from_pandas=True)
         declared = _declared().get(text)
         return pa.array(flat, type=declared() if declared else None, from_pandas=True)
-    made = _made(ctx, {"U": "string", "S": "binary"}.get(flat.dtype.kind, ""))
-    if made:
+    plain = {"U": "string", "S": "binary"}.get(flat.dtype.kind, "")
+    if (made := arrowkit.text_type(ctx, plain)) != plain:
         return pa.array(flat, type=getattr(pa, made)())
     return pa.array(flat)
-
-
-def _made(ctx: Context | None, plain: str) -> str:
-    """The text type other than ``plain`` ("string", "binary") that values encoded anew
-    are made as for ``ctx``, or "" (the plain type, or no text)."""
-    if ctx is None or plain not in ("string", "binary"):
-        return ""
-    made = arrowkit.text_type(ctx, plain)
-    return "" if made == plain else made
 
 
 def _restore(pa: Any, flat: Any, kept: Any) -> Any:

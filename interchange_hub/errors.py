@@ -271,11 +271,29 @@ def warn_all(messages: tuple[str, ...], category: type[Warning], inside: int = 0
     module_globals = frame.f_globals
     registry = module_globals.setdefault("__warningregistry__", {})
     module = module_globals.get("__name__", "<string>")
-    filename, lineno = frame.f_code.co_filename, frame.f_lineno
+    code = frame.f_code
+    # The line of the call: kept by call site, the code object and its instruction (a
+    # frame's f_lineno decodes the code's line table up to the instruction on every read:
+    # 0.5 us for a script's module code, more the further down; f_lasti is a plain read).
+    # The code is held with its line, so that its id stays its own while kept.
+    site = (id(code), frame.f_lasti)
+    kept = _LINES.get(site)
+    if kept is not None and kept[0] is code:
+        lineno = kept[1]
+    else:
+        if len(_LINES) >= 4096:
+            _LINES.clear()
+        lineno = frame.f_lineno
+        _LINES[site] = (code, lineno)
+    filename = code.co_filename
     for message in messages:
         # (without module_globals, as warnings.warn's C code calls it: given them,
         # warn_explicit asks the module's loader for its source on every call, 30 us)
         warnings.warn_explicit(message, category, filename, lineno, module, registry)
+
+
+# warn_all's call sites: (id of a code object, instruction) -> (the code, its line there)
+_LINES: dict[tuple[int, int], tuple[object, int]] = {}
 
 
 def _caller_outside_package() -> int:

@@ -43,6 +43,34 @@ def test_a_kept_lossy_route_warns_at_the_callers_line_on_every_call(hub: ih.Hub)
         assert "count" in str(record[0].message)
 
 
+def test_a_kept_lossy_routes_warnings_point_at_each_call_sites_own_line(hub: ih.Hub) -> None:
+    # warn_all keeps the line of each call site (code object and instruction) once read:
+    # two calls in one function keep their own lines, and code compiled anew (a notebook
+    # cell run again, exec) its own, over many calls of each.
+    table = pa.table({"count": [1, None, 3]})
+
+    def twice() -> None:
+        hub.convert(table, to="numpy")
+        hub.convert(table, to="numpy")
+
+    start = twice.__code__.co_firstlineno
+    for _ in range(3):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            twice()
+        assert [(w.filename, w.lineno) for w in caught] == [
+            (__file__, start + 1),
+            (__file__, start + 2),
+        ]
+    for blank in (3, 1, 5, 3):
+        code = compile("\n" * blank + "hub.convert(table, to='numpy')\n", "<cell>", "exec")
+        for _ in range(3):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                exec(code, {"hub": hub, "table": table})  # noqa: S102 - a cell of our own
+            assert [(w.filename, w.lineno) for w in caught] == [("<cell>", blank + 1)]
+
+
 def test_a_kept_lossy_routes_warnings_follow_the_filters_as_warnings_warn_does(
     hub: ih.Hub,
 ) -> None:

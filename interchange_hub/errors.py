@@ -275,10 +275,11 @@ def warn_all(messages: tuple[str, ...], category: type[Warning], inside: int = 0
     # The line of the call: kept by call site, the code object and its instruction (a
     # frame's f_lineno decodes the code's line table up to the instruction on every read:
     # 0.5 us for a script's module code, more the further down; f_lasti is a plain read).
-    # The code is held with its line, so that its id stays its own while kept.
+    # The code is held with its line, so that its id stays its own while kept (an entry
+    # found is this code's: no other object can have that id meanwhile).
     site = (id(code), frame.f_lasti)
     kept = _LINES.get(site)
-    if kept is not None and kept[0] is code:
+    if kept is not None:
         lineno = kept[1]
     else:
         if len(_LINES) >= 4096:

@@ -1020,7 +1020,7 @@ def _vector_copy(
     if (
         ctx is not None
         and dtype in _TEXT
-        and (made := _arrow_dtype(dtype, ctx)) != (_arrow_dtype(dtype))
+        and (made := _arrow_dtype(dtype, ctx)) != _arrow_dtype(dtype)
     ):
         why = f"{dtype} values are encoded as Arrow {made}, the type {ctx.target} asks for"
         return [Copy(name, nbytes, why)]
@@ -1130,18 +1130,19 @@ def ndarray_to_arrow(arr: Any, strict: bool = False, ctx: Context | None = None)
     :func:`estimate_from_tensor` says."""
     pa = require("pyarrow")
     ndim = arr.ndim
-    # (numpy's text as the type the target asks for: a 1-D array, or a 2-D one with columns)
-    kind = arr.dtype.kind
-    plain = "string" if kind == "U" else "binary"
-    text = ctx is not None and kind in "US" and (ndim == 1 or (ndim == 2 and arr.shape[1]))
-    if text and (made := arrowkit.text_type(ctx, plain)) != plain:
-        view = getattr(pa, made)()
-        if ndim == 1:
-            return pa.array(arr, type=view)
-        names = column_names(arr.shape[1])
-        return pa.Table.from_arrays(
-            [pa.array(arr[:, i], type=view) for i in range(len(names))], names
-        )
+    # numpy's text as the type the target asks for, a 1-D array or a 2-D one with columns
+    # (read only with a context: the bound run of other arrays passes none)
+    if ctx is not None and arr.dtype.kind in "US" and (ndim == 1 or (ndim == 2 and arr.shape[1])):
+        plain = "string" if arr.dtype.kind == "U" else "binary"
+        made = arrowkit.text_type(ctx, plain)
+        if made != plain:
+            typ = getattr(pa, made)()
+            if ndim == 1:
+                return pa.array(arr, type=typ)
+            names = column_names(arr.shape[1])
+            return pa.Table.from_arrays(
+                [pa.array(arr[:, i], type=typ) for i in range(len(names))], names
+            )
     if ndim == 1:
         if arr.dtype.kind == "O":
             return objects_to_arrow(arr.tolist(), TENSOR_NAME, strict)

@@ -317,7 +317,7 @@ _TARGETS = (
         False,
         f"copies: peak extra memory ≤ {bench.COPY_MEMORY_TARGET:g}× the result (≥ 1 MiB)",
     ),
-    ("memory", True, "zero-copy: peak extra memory < 1 MiB"),
+    ("memory", True, "zero-copy: peak extra memory < 1 MiB beyond its own bitmaps"),
 )
 
 

@@ -639,3 +639,49 @@ def test_a_memory_target_says_what_the_fastest_direct_call_took_beside_it() -> N
         "peak extra 3.0 MiB (< 1 MiB); the fastest direct call's: 3.0 MiB"
     )
     assert alone["targets"]["memory"]["text"] == "peak extra 2.50x result"
+
+
+def test_the_zero_copy_memory_target_counts_the_bitmaps_the_result_holds_as_the_result() -> None:
+    """A zero-copy result of pandas' NaN as Arrow nulls holds the validity bitmaps its
+    plan's scans make (verified_zero_copy allows those bytes): the target reads the peak
+    extra memory beyond them, and says both."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bench
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+    def record(peak: int, own: int) -> dict[str, Any]:
+        return {
+            "pair": "pandas:pyarrow",
+            "shape": "nulls",
+            "rows": 10_000_000,
+            "status": "ok",
+            "hub": {"median_ns": 100.0},
+            "best_direct_ns": 120.0,
+            "direct": {"x": {"median_ns": 120.0}},
+            "verified_zero_copy": True,
+            "plan_zero_copy": True,
+            "result_bytes": 160 << 20,
+            "result_new_bytes": own,
+            "source_bytes": 160 << 20,
+            "memory": {"hub": {"peak_extra": peak}, "direct": {"peak_extra": 2_514_944}},
+        }
+
+    bitmaps = 2_500_000  # two columns of 1e7 rows, a bit a row
+    cells = [
+        record(2_519_040, bitmaps),  # the baseline of 274c009's cell
+        record(bitmaps + (1 << 20), bitmaps),  # 1 MiB beyond the bitmaps: a miss
+        record(0, bitmaps),  # memory the allocator had (RSS): under the bitmaps
+        record(2_519_040, 0),  # no memory of its own: every byte counts
+    ]
+    bench.evaluate(cells)
+    kept, beyond, under, plain = (r["targets"]["memory"] for r in cells)
+    assert kept["ok"] and kept["value"] == 19_040
+    assert kept["text"] == (
+        "peak extra 2.4 MiB: the result's own 2.4 MiB of validity bitmaps, 18.6 KiB more "
+        "(< 1 MiB); the fastest direct call's: 2.4 MiB"
+    )
+    assert not beyond["ok"] and beyond["value"] == 1 << 20
+    assert under["ok"] and "no more than the result's own 2.4 MiB" in under["text"]
+    assert not plain["ok"] and plain["text"].startswith("peak extra 2.4 MiB (< 1 MiB)")

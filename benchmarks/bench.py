@@ -1843,7 +1843,9 @@ def _zero_copy_memory(
     too; ``verified_zero_copy`` allows those bytes and no more): they are the result, not
     what the conversion costs beside it."""
     own = int(record.get("result_new_bytes", 0))
-    over = mem["peak_extra"] - own
+    # (no credit below zero: a peak under the bitmaps' bytes is an allocator's reuse that
+    # hid them, which would hide as much of anything else)
+    over = max(mem["peak_extra"] - own, 0)
     text = f"peak extra {fmt_bytes(mem['peak_extra'])}"
     if own and over > 0:
         text += f": the result's own {fmt_bytes(own)} of validity bitmaps, {fmt_bytes(over)} more"
@@ -1909,15 +1911,19 @@ OVERHEAD_REASONS: dict[str, str] = {
     "floor": "a bare wrapper of the direct call (no checks) is itself above the allowance",
     "checks": "a wrapper that checks the route key, as the hub does each call, is above "
     "the allowance (the route key's calls into the source's library)",
-    "warns": "the route's steps alone are within the allowance: the rest is its warning of "
-    "lossy columns, on every call",
-    "writes": "the route's steps alone are within the allowance: the rest is its check of "
-    "the call site for the write-through warning",
-    "cached": "the kept run's excess over the direct call, which returns a copy the source "
-    "cached on its first call, takes it above the allowance",
-    "run": "the kept run's excess over the direct call takes it above the allowance",
-    "dispatch": "the hub's call less the kept run and the route key is above the allowance: "
-    "the hub's dispatch",
+    "warns": "without its warning of lossy columns, on every call, the hub's call is within "
+    "the allowance",
+    "writes": "without its check of the call site for the write-through warning, the hub's "
+    "call is within the allowance",
+    "cached": "without the kept run's excess over the direct call (which returns a copy the "
+    "source cached on its first call), the hub's call is within the allowance",
+    "run": "without the kept run's excess over the direct call, the hub's call is within the "
+    "allowance",
+    "dispatch": "the kept run and the route key together are within the allowance: the "
+    "hub's dispatch takes the call above it",
+    "several": "no one part alone explains it: the warning's layer, the run's excess, the "
+    "route key and the dispatch together take the call above the allowance",
+    "unparted": MISS_REASONS["unparted"],
 }
 
 
@@ -1983,11 +1989,15 @@ def miss_reason(record: dict[str, Any], slack_ns: float = 0.0) -> str | None:
     steps = parts.get("steps_ns")
     if slack_ns:  # the allowance: the part whose removal brings the hub's call within it
         hub, run = parts["hub_ns"], parts["run_ns"]
+        if steps is None and record.get("plan_losses"):  # (a record from before the steps
+            return "warns"  # were timed: as the headline's reasons say of it)
         if steps is not None and hub - (run - steps) <= limit:
             return "warns" if record.get("plan_losses") else "writes"
         if run > target * parts["direct_ns"] and hub - run + parts["direct_ns"] <= limit:
             return slower
-        return "dispatch"
+        if run + parts["key_ns"] <= limit:  # all but the dispatch within the allowance
+            return "dispatch"
+        return "several"
     if parts["run_ns"] <= limit:
         return "dispatch"
     if steps is None:  # no warning's layer (or a record from before the steps were timed)

@@ -330,12 +330,24 @@ def reason_lines(head: dict[str, Any], where: Any) -> list[str]:
             + (f": {shown}{more}" if over else "")
             + "."
         )
-    for key in ("dispatch", "warns", "writes", "cached", "run"):
+    keys = ("dispatch", "warns", "writes", "cached", "run")
+    return out + _own_lines(
+        reasons, keys, lambda key: f"The hub's own ({bench.MISS_REASONS[key]})", where
+    )
+
+
+def _own_lines(
+    reasons: dict[str, list[dict[str, Any]]], keys: Sequence[str], said: Any, where: Any
+) -> list[str]:
+    """A line for each of ``keys`` with cells in ``reasons``: ``said(key)``, then the
+    cells (60 at most, and how many more)."""
+    out = []
+    for key in keys:
         cells = reasons.get(key, [])
         if cells:
             shown = ", ".join(where(r) for r in cells[:60])
             more = f", … {len(cells) - 60} more" if len(cells) > 60 else ""
-            out.append(f"The hub's own ({bench.MISS_REASONS[key]}): {shown}{more}.")
+            out.append(f"{said(key)}: {shown}{more}.")
     return out
 
 
@@ -367,13 +379,10 @@ def overhead_reason_lines(head: dict[str, Any], where: Any) -> list[str]:
             f"what explains each** (the same parts, against the allowance): {said}."
         )
     ]
-    for key in ("dispatch", "warns", "writes", "cached", "run", "several"):
-        cells = reasons.get(key, [])
-        if cells:
-            shown = ", ".join(where(r) for r in cells[:60])
-            more = f", … {len(cells) - 60} more" if len(cells) > 60 else ""
-            out.append(f"Above {slack}, the hub's own ({key}): {shown}{more}.")
-    return out
+    keys = ("dispatch", "warns", "writes", "cached", "run", "several")
+    return out + _own_lines(
+        reasons, keys, lambda key: f"Above {slack}, the hub's own ({key})", where
+    )
 
 
 def parts_lines(ok: Sequence[dict[str, Any]], where: Any) -> list[str]:

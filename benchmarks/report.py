@@ -160,15 +160,38 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
     if dispatch:
         worst = max(d["overhead_us"] for d in dispatch)
         ok_d = worst <= bench.DISPATCH_TARGET_US
+        keyed = [d for d in dispatch if "keyed_ns" in d]
         out.append(
             f"- **Dispatch overhead ≤ {bench.DISPATCH_TARGET_US:g} µs** "
             f"({bench.DISPATCH_ROWS}-row inputs, cached plan): "
             f"{'PASS' if ok_d else 'MISS'} (worst {worst:.1f} µs)"
+            + (
+                "; beside it, the fastest direct call through a wrapper that checks the route "
+                "key as the hub does (`bench.KeyedWrapper`): what any hub in Python that "
+                "checks each call adds"
+                if keyed
+                else ""
+            )
         )
         out.append("")
+
+        def keyed_over(d: dict[str, Any]) -> str:
+            if "keyed_ns" not in d:
+                return "-"
+            return f"{(d['keyed_ns'] - d['direct_ns']) / 1e3:.1f}"
+
         out.append(
             markdown_table(
-                ["pair", "shape", "hub µs", "direct µs", "direct call", "overhead µs", "status"],
+                [
+                    "pair",
+                    "shape",
+                    "hub µs",
+                    "direct µs",
+                    "direct call",
+                    "overhead µs",
+                    "keyed wrapper's µs",
+                    "status",
+                ],
                 [
                     [
                         d["pair"].replace(":", " → "),
@@ -177,6 +200,7 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
                         fmt_us(d["direct_ns"] / 1e3),
                         f"`{d['direct']}`",
                         f"{d['overhead_us']:.1f}",
+                        keyed_over(d),
                         "PASS" if d["overhead_us"] <= bench.DISPATCH_TARGET_US else "MISS",
                     ]
                     for d in dispatch

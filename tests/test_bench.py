@@ -119,6 +119,11 @@ facts["scales"] = _scaled(1000.0, {"rows": 1000, "hub_ns": 4000.0, "hub_small_ns
 facts["unscaled"] = _scaled(3000.0, None)
 record["targets"] = {}
 facts["parts_text"] = " ".join(report.parts_lines([record], lambda r: r["pair"]))
+# The dispatch target's tiny inputs, with each direct call through the keyed wrapper too
+small = bench.Settings(budget_s=0.02, memory=False, dispatch_budget_s=0.02)
+dispatch = bench.measure_dispatch(small, [("numpy", "torch", "column")])
+facts["dispatch"] = dispatch
+facts["dispatch_text"] = "\\n".join(report.summary_lines({"cases": [], "dispatch": dispatch}))
 cmp = bench.compare(json.loads(sys.argv[1]), json.loads(sys.argv[2]))
 facts["compare"] = {
     "regressions": [r["pair"] for r in cmp.regressions],
@@ -149,6 +154,18 @@ def _run_in_benchmarks(script: str, *argv: str, timeout: float = 300) -> dict[st
 @pytest.fixture(scope="module")
 def facts() -> dict[str, Any]:
     return _run_in_benchmarks(SCRIPT, json.dumps(CURRENT), json.dumps(BASELINE))
+
+
+def test_the_dispatch_target_times_the_keyed_wrapper_beside_the_hub(facts: dict[str, Any]) -> None:
+    # What a hub in Python that checks each call adds, beside the hub's own overhead: the
+    # fastest direct call made through bench.KeyedWrapper, in the same timings
+    (found,) = facts["dispatch"]
+    assert found["pair"] == "numpy:torch" and found["direct"] == "torch.from_numpy(x)"
+    assert found["keyed_ns"] > 0 and found["direct_ns"] > 0
+    text = facts["dispatch_text"]
+    assert "keyed wrapper's µs" in text and "`bench.KeyedWrapper`" in text
+    over = f"{(found['keyed_ns'] - found['direct_ns']) / 1e3:.1f}"
+    assert f"| {found['overhead_us']:.1f} | {over} |" in text
 
 
 def test_every_direct_call_runs_on_some_shape(facts: dict[str, Any]) -> None:

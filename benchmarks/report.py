@@ -160,7 +160,7 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
     if dispatch:
         worst = max(d["overhead_us"] for d in dispatch)
         ok_d = worst <= bench.DISPATCH_TARGET_US
-        keyed = [d for d in dispatch if "keyed_ns" in d]
+        keyed = any("keyed_ns" in d for d in dispatch)
         out.append(
             f"- **Dispatch overhead ≤ {bench.DISPATCH_TARGET_US:g} µs** "
             f"({bench.DISPATCH_ROWS}-row inputs, cached plan): "

@@ -123,6 +123,7 @@ facts["parts_text"] = " ".join(report.parts_lines([record], lambda r: r["pair"])
 small = bench.Settings(budget_s=0.02, memory=False, dispatch_budget_s=0.02)
 dispatch = bench.measure_dispatch(small, [("numpy", "torch", "column")])
 facts["dispatch"] = dispatch
+facts["dispatch_calls"] = list(bench.DIRECT[("numpy", "torch")])
 facts["dispatch_text"] = "\\n".join(report.summary_lines({"cases": [], "dispatch": dispatch}))
 cmp = bench.compare(json.loads(sys.argv[1]), json.loads(sys.argv[2]))
 facts["compare"] = {
@@ -160,7 +161,8 @@ def test_the_dispatch_target_times_the_keyed_wrapper_beside_the_hub(facts: dict[
     # What a hub in Python that checks each call adds, beside the hub's own overhead: the
     # fastest direct call made through bench.KeyedWrapper, in the same timings
     (found,) = facts["dispatch"]
-    assert found["pair"] == "numpy:torch" and found["direct"] == "torch.from_numpy(x)"
+    # (the fastest of numpy -> torch's direct calls: which one is the timing's to say)
+    assert found["pair"] == "numpy:torch" and found["direct"] in facts["dispatch_calls"]
     assert found["keyed_ns"] > 0 and found["direct_ns"] > 0
     text = facts["dispatch_text"]
     assert "keyed wrapper's µs" in text and "`bench.KeyedWrapper`" in text

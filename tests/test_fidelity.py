@@ -476,18 +476,19 @@ def _long_floats(rows: int, nan_at: int | None, nan_under_null: bool, typ: Any) 
 @pytest.mark.parametrize(
     ("rows", "nan_at", "nan_under_null", "typ", "offset"),
     [
+        (5_000, None, False, pa.float64(), 3),
+        (5_000, 4_000, False, pa.float32(), 0),
+        (5_000, 4_321, True, pa.float64(), 4_322),  # NaN under the nulls, the value sliced off
         (20_000, None, False, pa.float64(), 0),
         (20_000, None, True, pa.float64(), 0),  # NaN under nulls only: no value lost
         (20_000, 19_999, False, pa.float64(), 0),
-        # NaN under every null, and a NaN value in the second block of rows: each block
-        # whose minimum is NaN is looked at among its valid values
-        (300_000, 290_001, True, pa.float64(), 0),
+        (300_000, 290_001, True, pa.float64(), 0),  # NaN under every null and a NaN value
         (300_000, 5, False, pa.float32(), 0),
         (300_000, 5, False, pa.float64(), 10),  # the NaN sliced off
         (300_000, 299_990, False, pa.float32(), 13),
     ],
 )
-def test_long_float_columns_with_nulls_reach_pandas_scanned_in_one_pass(
+def test_float_columns_with_nulls_reach_pandas_as_to_numpy_scanned_once_for_nan(
     hub: ih.Hub,
     monkeypatch: pytest.MonkeyPatch,
     rows: int,
@@ -496,69 +497,45 @@ def test_long_float_columns_with_nulls_reach_pandas_scanned_in_one_pass(
     typ: Any,
     offset: int,
 ) -> None:
-    # From _FUSED_FROM_ROWS rows the frame of numbers (pandas' Int64 for integers with
-    # nulls beside it) converts a float column with nulls and
-    # looks for NaN among its values in one pass (tensors.nan_filled): the same frame and
-    # the same warning as to_numpy() and then the scan.
+    # The frame of numbers (pandas' Int64 for integers with nulls beside it) takes a
+    # float column with nulls as its to_numpy() (NaN for the nulls, in memory of its
+    # own), and looks once a call for NaN among its valid values (a NaN under a null is
+    # no value): the same frame and the same warning as the general way.
     import numpy as np
 
     from interchange_hub.adapters import _pandas
 
     scans: list[object] = []
+    holds_nan = _pandas._holds_nan
 
     def scanned(pa: Any, col: Any) -> bool:
         scans.append(col)
-        return True
+        return holds_nan(pa, col)
 
     monkeypatch.setattr(_pandas, "_holds_nan", scanned)
     col = _long_floats(rows, nan_at, nan_under_null, typ).slice(offset)
-    assert len(col) >= _pandas._FUSED_FROM_ROWS
     ints = pa.array(np.arange(len(col)), mask=np.arange(len(col)) % 5 == 1)
     table = pa.table({"i": ints, "f": col})  # (integers with nulls: the numbers frame)
     lossy = nan_at is not None and nan_at >= offset
     expected = col.to_numpy(zero_copy_only=False)
     for _ in range(2):  # planned, then the bound run
+        scans.clear()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             frame = hub.convert(table, to="pandas")
         told = [str(w.message) for w in caught if "NaN and null" in str(w.message)]
         assert bool(told) is lossy, told
+        assert len(scans) == 1  # (the float column's, once)
         got = frame["f"].to_numpy()
         assert got.dtype == expected.dtype
         assert np.array_equal(got, expected, equal_nan=True)
         assert frame["f"].isna().tolist() == table["f"].is_null(nan_is_null=True).to_pylist()
-    assert not scans  # (the bound run's: no second pass over the column)
+        assert not np.shares_memory(got, np.frombuffer(col.buffers()[1], np.uint8))
     frame.loc[0, "f"] = 99.0  # the result's own memory: the source never changes
     assert col[0].as_py() != 99.0 and table["f"].to_numpy(zero_copy_only=False)[0] != 99.0
     if lossy:
         with pytest.raises(ih.LossyConversionError):
             hub.convert(table, to="pandas", strict=True)
-
-
-@pytest.mark.parametrize("pool_from", [0, 1 << 40], ids=["arrow-pool", "numpy"])
-def test_nan_filled_is_to_numpy_in_writable_memory_of_its_own(
-    monkeypatch: pytest.MonkeyPatch, pool_from: int
-) -> None:
-    import numpy as np
-
-    from interchange_hub._bridge import tensors
-
-    monkeypatch.setattr(tensors, "POOL_FROM_BYTES", pool_from)
-    monkeypatch.setattr(tensors, "MASK_ROWS", 1000)  # several blocks
-    for col, lossy in [
-        (_long_floats(5_000, None, False, pa.float64()).slice(3), False),
-        (_long_floats(5_000, 4_000, False, pa.float32()), True),
-        (_long_floats(5_000, None, True, pa.float64()), False),  # NaN under the nulls
-        (_long_floats(5_000, 4_321, True, pa.float64()), True),  # and a NaN value
-        (_long_floats(5_000, 4_321, True, pa.float64()).slice(4_322), False),  # sliced off
-    ]:
-        out, found = tensors.nan_filled(col)
-        assert found is lossy
-        expected = col.to_numpy(zero_copy_only=False)
-        assert out.dtype == expected.dtype and out.shape == expected.shape
-        assert np.array_equal(out, expected, equal_nan=True)
-        assert out.flags.writeable and out.flags.c_contiguous
-        assert not np.shares_memory(out, np.frombuffer(col.buffers()[1], np.uint8))
 
 
 def test_numpy_datetimes_with_nat_into_torch_are_their_int64_ticks(hub: ih.Hub) -> None:

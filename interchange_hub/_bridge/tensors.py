@@ -733,14 +733,17 @@ def filled_columns(chunks: list[Any], rows: int) -> Any:
     result, and a mask of a byte a row of :data:`MASK_ROWS` rows for each column with
     nulls being written), and
     the columns written side by side on threads (numpy releases the GIL
-    while it copies) from :data:`PARALLEL_FILL_BYTES`, a column with nulls in blocks of
-    :data:`MASK_ROWS` rows: its values, then NaN over them while they are in the cache.
+    while it copies) from :data:`PARALLEL_FILL_BYTES`, a column with nulls as its values
+    and then NaN over them, :data:`MASK_ROWS` rows at a time (:func:`_write_filled`).
     An int64 and a float64 column, a tenth null, 10,000,000 rows: 57 ms stacked; 64 ms
     written in place one column after the other, 38 ms side by side (most of it the first
     touch of the result's fresh pages), 19 ms once the result came from Arrow's pool
     (:func:`new_matrix`), 14-15 ms in blocks; ``to_pandas().to_numpy()`` 15 ms. Later, on
     the same kind of machine: 18.1-18.4 ms with ``np.copyto(where=)`` writing the NaN,
-    15.8-15.9 ms with ``np.putmask``; ``to_pandas().to_numpy()`` 18.3-18.4 ms."""
+    15.8-15.9 ms with ``np.putmask``; ``to_pandas().to_numpy()`` 18.3-18.4 ms. Later
+    still, on a machine where copies a block at a time stayed in the cache less: 24.4 ms
+    with the values copied whole and then the NaN a block at a time, 26.4 ms both a block
+    at a time; ``to_pandas().to_numpy()`` 22.3 ms."""
     np = np_module()
     own = [np.dtype(c.type.to_pandas_dtype()) for c in chunks]
     # (what to_numpy() gives: an integer column with nulls as float64, its nulls NaN)
@@ -749,7 +752,7 @@ def filled_columns(chunks: list[Any], rows: int) -> Any:
     out = new_matrix(rows, len(chunks), np.result_type(*made))
 
     def fill(i: int) -> None:
-        _write_filled(chunks[i], own[i], out[:, i], False)
+        _write_filled(chunks[i], own[i], out[:, i])
 
     if out.nbytes >= PARALLEL_FILL_BYTES:
         from interchange_hub._core.threads import side_by_side
@@ -761,63 +764,31 @@ def filled_columns(chunks: list[Any], rows: int) -> Any:
     return out
 
 
-def nan_filled(chunk: Any) -> tuple[Any, bool]:
-    """A float32 or float64 Arrow array (one chunk, with nulls) as a new 1-D ndarray, its
-    nulls NaN (what its ``to_numpy()`` makes), and whether one of its valid values is NaN
-    (which pandas, for one, cannot then tell from a null). Written :data:`MASK_ROWS` rows
-    at a time, each block's minimum (NaN propagates) read and its nulls set while it is
-    in the cache; a block whose minimum is NaN (a NaN value, or one in a null slot, as
-    pandas and numpy leave them) is looked at again among its valid values, still in the
-    cache. For pandas, the conversion and the scan that warns of NaN beside nulls in one
-    pass over memory. 10,000,000 float64 values, a tenth null: ``to_numpy()`` and then the
-    scan 17.5-17.8 ms, this 15.9-16.0 (``to_numpy()`` alone 12.8-12.9); 1,000,000:
-    1.59-1.77 ms and 1.39-1.41 (numpy's allocation below :data:`POOL_FROM_BYTES`)."""
-    np = np_module()
-    rows = len(chunk)
-    dtype = np.dtype(chunk.type.to_pandas_dtype())
-    if rows * dtype.itemsize >= POOL_FROM_BYTES:  # (fresh pages cost as much as the copy)
-        out = pool_empty((rows, 1), dtype)[:, 0]
-    else:
-        out = np.empty(rows, dtype)
-    return out, _write_filled(chunk, dtype, out, True)
-
-
-def _write_filled(chunk: Any, dtype: Any, out: Any, look: bool) -> bool:
+def _write_filled(chunk: Any, dtype: Any, out: Any) -> None:
     """Write an integer or float Arrow array (one chunk) of numpy ``dtype`` into the 1-D
-    ``out`` (a column of :func:`filled_columns`' matrix, :func:`nan_filled`'s array),
-    cast to ``out``'s dtype, NaN where it is null; with ``look``, whether one of its
-    valid values is NaN (False without). A column with nulls :data:`MASK_ROWS` rows at a
-    time, each block's NaN written (and, with ``look``, its minimum read) while its values
-    are in the cache: a mask of a byte a row for the whole column was 17% more memory than
-    the result (two columns of 1,000,000 rows)."""
+    ``out`` (a column of :func:`filled_columns`' matrix), cast to ``out``'s dtype, NaN
+    where it is null: the values in one copy, then the NaN :data:`MASK_ROWS` rows at a
+    time (a mask of a byte a row for the whole column was 17% more memory than the
+    result, two columns of 1,000,000 rows). One copy of the whole column, not one a
+    block: a copy that large writes past the cache (an int64 and a float64 column, a
+    tenth null, medians: 1,000,000 rows 4.75 ms against 5.13-5.43 written a block at a
+    time, each block's NaN while it was in the cache; 10,000,000 rows 24.4 ms against
+    26.4; 100,000 rows 0.262 ms against 0.307)."""
     np = np_module()
     rows = len(out)
     validity, data = chunk.buffers()[:2]
     values = np.frombuffer(data, dtype, count=rows, offset=chunk.offset * dtype.itemsize)
+    np.copyto(out, values, casting="unsafe")
     if validity is None or not chunk.null_count:
-        np.copyto(out, values, casting="unsafe")
-        return look and rows > 0 and bool(np.isnan(out.min()))
-    found, isnan = False, np.isnan
+        return
+    # (putmask, not copyto(where=): 1.1 ms against 1.6 for two 1,000,000-row columns
+    # one after the other)
     for start in range(0, rows, MASK_ROWS):
         stop = min(rows, start + MASK_ROWS)
-        block = out[start:stop]
-        np.copyto(block, values[start:stop], casting="unsafe")
-        nulls = null_mask(chunk, start, stop)
-        if look and not found and isnan(block.min()):
-            found = bool(np.any(isnan(block) > nulls))  # NaN where no null is
-        # (putmask, not copyto(where=): 1.1 ms against 1.6 for two 1,000,000-row columns
-        # one after the other)
-        np.putmask(block, nulls, np.nan)
-    return found
+        np.putmask(out[start:stop], null_mask(chunk, start, stop), np.nan)
 
 
-# From this many bytes :func:`nan_filled` takes its result from Arrow's pool (whose pages
-# are written already), numpy's allocator below (which maps fresh pages from 32 MiB):
-# 10,000,000 float64 values 15.9-16.0 ms against 19.5-19.7; 100,000 0.12 ms against 0.11.
-POOL_FROM_BYTES = 32 << 20
-
-
-# The rows whose nulls :func:`filled_columns` and :func:`nan_filled` write as NaN at a
+# The rows whose nulls :func:`filled_columns` writes as NaN at a
 # time: their mask, a byte a row, stays 256 KiB (in the cache) however long the column.
 MASK_ROWS = 1 << 18
 

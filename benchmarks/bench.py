@@ -1224,7 +1224,15 @@ def _run_case(case: Case, x: object, settings: Settings) -> dict[str, Any]:
         for code, fn, ns in found:
             calls[f"{prefix}:{code}"] = fn
             first[f"{prefix}:{code}"] = ns
+    # A copy at the run's largest size: a plain numpy copy of as many bytes as the result
+    # holds of its own, timed in the same rounds (the copy speed beside memory's)
+    written = record["result_new_bytes"] + record["result_object_bytes"]
+    largest = settings.scaling_rows is not None and case.rows == settings.scaling_rows[1]
+    if not zero and largest and written > 0:
+        calls[NUMPY_COPY] = np.ones(written, np.uint8).copy  # (its pages written once)
     timings = time_calls(calls, settings, first_ns=first)
+    if calls.pop(NUMPY_COPY, None) is not None:
+        record["copy_speed"] = {"bytes": written, "numpy_copy_ns": timings[NUMPY_COPY].median_ns}
     record["hub"] = timings["hub"].as_dict()
     record["direct"] = {code: timings[f"direct:{code}"].as_dict() for code, _, _ in direct}
     best = min(direct, key=lambda c: timings[f"direct:{c[0]}"].median_ns, default=None)
@@ -1257,6 +1265,28 @@ def _run_case(case: Case, x: object, settings: Settings) -> dict[str, Any]:
             record["direct_cached"] = gives_its_memory_again(best[1], out)
         del out
     return record
+
+
+# The name of the plain numpy copy among a case's timed calls (``copy_speed``)
+NUMPY_COPY = "numpy_copy"
+
+
+def copy_speeds(record: dict[str, Any]) -> dict[str, float] | None:
+    """A copy's speed at the run's largest size, GB/s of the bytes its result holds of its
+    own (its buffers and the Python objects of its object arrays): the hub's, the fastest
+    direct call's and a plain ``ndarray.copy()`` of as many bytes timed in the same rounds
+    (None for a case not timed so: zero-copy, a smaller size)."""
+    speed = record.get("copy_speed")
+    if not speed or not speed["numpy_copy_ns"]:
+        return None
+    n = speed["bytes"]  # (bytes per ns: GB/s)
+    direct = record.get("best_direct_ns")
+    return {
+        "bytes": n,
+        "hub": n / record["hub"]["median_ns"],
+        "direct": n / direct if direct else math.nan,
+        "numpy_copy": n / speed["numpy_copy_ns"],
+    }
 
 
 def _hub_call(

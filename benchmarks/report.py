@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import statistics
 from typing import TYPE_CHECKING, Any
 
 import bench
@@ -279,6 +280,7 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
             f"- **{title}**: {verdict(passed, missed)}, {len(passed)} pass, {len(missed)} miss"
             + _list(missed, name, where)
         )
+    out += copy_speed_lines(ok)
     passed, missed = count("memory", lambda r: not r["verified_zero_copy"])
     out.append(
         f"- **Copy pairs: peak extra memory ≤ {bench.COPY_MEMORY_TARGET:g} × result size** "
@@ -530,6 +532,82 @@ def _skipped(meta: dict[str, Any]) -> list[str]:
     return [f"Not measured (library or plugin not importable): {why}.", ""]
 
 
+def _gbs(value: float) -> str:
+    return "-" if math.isnan(value) else f"{value:.2f}"  # (NaN: no direct call)
+
+
+def copy_speed_lines(ok: Sequence[dict[str, Any]]) -> list[str]:
+    """The copies' speed at the run's largest size beside a plain numpy copy of as many
+    bytes (``bench.copy_speeds``): one bullet, the medians and how many copies reach half
+    and all of the numpy copy's speed."""
+    speeds = [s for s in map(bench.copy_speeds, ok) if s is not None]
+    if not speeds:
+        return []
+    share = [s["hub"] / s["numpy_copy"] for s in speeds]
+    direct = [s["direct"] for s in speeds if not math.isnan(s["direct"])]
+    return [
+        f"- **Copy speed** (the {len(speeds)} copies at the run's largest size, GB/s of the "
+        "bytes each result holds of its own, beside `ndarray.copy()` of as many bytes timed "
+        "in the same rounds; table below): medians: hub "
+        f"{statistics.median(s['hub'] for s in speeds):.2f} GB/s, the fastest direct call "
+        + (f"{statistics.median(direct):.2f}" if direct else "-")
+        + f", the numpy copy {statistics.median(s['numpy_copy'] for s in speeds):.2f}; the hub "
+        f"at half the numpy copy's speed or more in {sum(x >= 0.5 for x in share)}, at its "
+        f"speed or more in {sum(x >= 1.0 for x in share)} (median "
+        f"{statistics.median(share):.2f} of it)"
+    ]
+
+
+def copy_speed_table(results: dict[str, Any]) -> list[str]:
+    """The ``## Copy speed`` section: each copy timed beside the numpy copy, slowest
+    (against the numpy copy) first."""
+    rows = []
+    for r in bench.ok_cases(results):
+        s = bench.copy_speeds(r)
+        if s is not None:
+            rows.append((s["hub"] / s["numpy_copy"], r, s))
+    if not rows:
+        return []
+    rows.sort(key=lambda x: x[0])
+    body = [
+        [
+            f"{r['src']} → {r['dst']}",
+            r["shape"],
+            f"{r['rows']:,}",
+            fmt_bytes(s["bytes"]),
+            _gbs(s["hub"]),
+            _gbs(s["direct"]),
+            _gbs(s["numpy_copy"]),
+            f"{share:.2f}",
+        ]
+        for share, r, s in rows
+    ]
+    header = [
+        "pair",
+        "shape",
+        "rows",
+        "result's own bytes",
+        "hub GB/s",
+        "fastest direct GB/s",
+        "numpy copy GB/s",
+        "hub ÷ numpy copy",
+    ]
+    return [
+        "## Copy speed",
+        "",
+        (
+            "Copies at the run's largest size: the bytes each result holds of its own (its "
+            "buffers and the Python objects of its object arrays) per second, beside a plain "
+            "`ndarray.copy()` of as many bytes (new memory each call, as a result's), timed "
+            "in the same interleaved rounds as the hub and the direct calls. A conversion "
+            "that makes Python objects, casts or fills nulls does more than copy bytes."
+        ),
+        "",
+        markdown_table(header, body),
+        "",
+    ]
+
+
 def markdown(results: dict[str, Any]) -> str:
     meta = results["meta"]
     versions = ", ".join(f"{k} {v}" for k, v in meta["versions"].items())
@@ -565,6 +643,7 @@ def markdown(results: dict[str, Any]) -> str:
         "",
         *summary_lines(results),
         "",
+        *copy_speed_table(results),
         "## Cases",
         "",
         markdown_table(HEADER, case_rows(results)),

@@ -102,6 +102,12 @@ scaled = bench.run_matrix(
 bench.evaluate(scaled)
 facts["scaling"] = [r.get("scaling") for r in scaled]
 facts["scaling_target"] = scaled[1]["targets"].get("zero_copy_scaling")
+# A copy at the run's largest size is timed beside a numpy copy of its result's own bytes
+facts["copy_speed"] = [r.get("copy_speed") for r in scaled]
+facts["copy_speeds"] = bench.copy_speeds(scaled[2])
+facts["copy_written"] = scaled[2]["result_new_bytes"] + scaled[2]["result_object_bytes"]
+facts["copy_speed_text"] = report.copy_speed_lines(scaled)
+facts["copy_speed_table"] = report.copy_speed_table({"cases": scaled})
 # evaluate takes the side-by-side ratio over the cells' medians, either way
 def _scaled(large_ns, side):
     cells = [
@@ -616,6 +622,33 @@ def test_zero_copy_scaling_is_timed_with_both_sizes_side_by_side(facts: dict[str
     assert not scales["ok"] and scales["value"] == pytest.approx(4.0)
     assert "the direct call's, side by side: 2.00" in scales["text"]
     assert not unscaled["ok"] and unscaled["value"] == pytest.approx(3.0)
+
+
+def test_a_copy_at_the_largest_size_is_timed_beside_a_numpy_copy_of_its_bytes(
+    facts: dict[str, Any],
+) -> None:
+    """Copies run near memory bandwidth: the report gives each copy's GB/s at the run's
+    largest size beside a plain ``ndarray.copy()`` of the bytes its result holds of its
+    own, timed in the same rounds."""
+    small, large, copy = facts["copy_speed"]
+    assert small is None and large is None  # zero-copy cells: not timed so
+    assert copy is not None and copy["bytes"] == facts["copy_written"] > 0
+    assert copy["numpy_copy_ns"] > 0
+    speeds = facts["copy_speeds"]
+    assert speeds["bytes"] == copy["bytes"]
+    assert speeds["numpy_copy"] == pytest.approx(copy["bytes"] / copy["numpy_copy_ns"])
+    assert 0 < speeds["hub"] and 0 < speeds["direct"]
+    (line,) = facts["copy_speed_text"]
+    assert line.startswith("- **Copy speed** (the 1 copies at the run's largest size")
+    assert f"the numpy copy {speeds['numpy_copy']:.2f}" in line
+    table = "\n".join(facts["copy_speed_table"])
+    assert table.startswith("## Copy speed")
+    row = next(r for r in table.splitlines() if r.startswith("| pyarrow → numpy"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1:3] == ["numeric", "100,000"]
+    assert float(cells[4]) == pytest.approx(speeds["hub"], abs=0.006)
+    assert float(cells[6]) == pytest.approx(speeds["numpy_copy"], abs=0.006)
+    assert float(cells[7]) == pytest.approx(speeds["hub"] / speeds["numpy_copy"], abs=0.006)
 
 
 def _memory_record(

@@ -163,6 +163,9 @@ class Settings:
     # (smallest, largest) rows of the run: a zero-copy case at the largest is timed again
     # beside the same source at the smallest (measure_scaling). None: not timed so.
     scaling_rows: tuple[int, int] | None = None
+    # The rows of the run's largest size: a copy at it is timed beside a plain numpy copy
+    # of its result's own bytes (``copy_speed``). None: the largest size of the cases.
+    largest_rows: int | None = None
     # A case still running after this long dumps every thread's stack and ends the process
     # (exit status 1; ``faulthandler``): a hang in a library fails a CI run instead of
     # stalling it. None: no watchdog (the notebook's kernel).
@@ -1227,8 +1230,7 @@ def _run_case(case: Case, x: object, settings: Settings) -> dict[str, Any]:
     # A copy at the run's largest size: a plain numpy copy of as many bytes as the result
     # holds of its own, timed in the same rounds (the copy speed beside memory's)
     written = record["result_new_bytes"] + record["result_object_bytes"]
-    largest = settings.scaling_rows is not None and case.rows == settings.scaling_rows[1]
-    if not zero and largest and written > 0:
+    if not zero and case.rows == settings.largest_rows and written > 0:
         calls[NUMPY_COPY] = np.ones(written, np.uint8).copy  # (its pages written once)
     timings = time_calls(calls, settings, first_ns=first)
     if calls.pop(NUMPY_COPY, None) is not None:
@@ -1272,10 +1274,11 @@ NUMPY_COPY = "numpy_copy"
 
 
 def copy_speeds(record: dict[str, Any]) -> dict[str, float] | None:
-    """A copy's speed at the run's largest size, GB/s of the bytes its result holds of its
-    own (its buffers and the Python objects of its object arrays): the hub's, the fastest
-    direct call's and a plain ``ndarray.copy()`` of as many bytes timed in the same rounds
-    (None for a case not timed so: zero-copy, a smaller size)."""
+    """A copy's speed at the run's largest size, GB/s of the bytes the hub's result holds
+    of its own (its buffers and the Python objects of its object arrays): in the hub's
+    time, in the fastest direct call's (NaN without one) and in that of a plain
+    ``ndarray.copy()`` of as many bytes timed in the same rounds (None for a case not
+    timed so: zero-copy, a smaller size, a record from before)."""
     speed = record.get("copy_speed")
     if not speed or not speed["numpy_copy_ns"]:
         return None
@@ -1496,11 +1499,14 @@ def run_matrix(
 ) -> list[dict[str, Any]]:
     """Measure every case, building each source once; ``progress`` gets a line per case.
     With several sizes, a zero-copy case of the largest is timed beside the smallest too
-    (``Settings.scaling_rows``, unless set)."""
+    (``Settings.scaling_rows``, unless set); a copy of the largest size (``largest_rows``,
+    unless set) beside a numpy copy of its result's bytes."""
     started = time.perf_counter()
     sizes = sorted({case.rows for case in cases})
     if settings.scaling_rows is None and len(sizes) > 1:
         settings = replace(settings, scaling_rows=(sizes[0], sizes[-1]))
+    if settings.largest_rows is None and sizes:
+        settings = replace(settings, largest_rows=sizes[-1])
     records: list[dict[str, Any]] = []
     data_key: tuple[str, int] | None = None
     data: Any = None

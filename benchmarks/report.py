@@ -545,10 +545,11 @@ def copy_speed_lines(ok: Sequence[dict[str, Any]]) -> list[str]:
         return []
     share = [s["hub"] / s["numpy_copy"] for s in speeds]
     direct = [s["direct"] for s in speeds if not math.isnan(s["direct"])]
+    copies = f"{len(speeds)} cop{'y' if len(speeds) == 1 else 'ies'}"
     return [
-        f"- **Copy speed** (the {len(speeds)} copies at the run's largest size, GB/s of the "
-        "bytes each result holds of its own, beside `ndarray.copy()` of as many bytes timed "
-        "in the same rounds; table below): medians: hub "
+        f"- **Copy speed** ({copies} at the run's largest size: GB/s of the bytes the hub's "
+        "result holds of its own, in the hub's time, the fastest direct call's and that of "
+        "`ndarray.copy()` of as many bytes timed in the same rounds; table below): medians: hub "
         f"{statistics.median(s['hub'] for s in speeds):.2f} GB/s, the fastest direct call "
         + (f"{statistics.median(direct):.2f}" if direct else "-")
         + f", the numpy copy {statistics.median(s['numpy_copy'] for s in speeds):.2f}; the hub "
@@ -596,11 +597,13 @@ def copy_speed_table(results: dict[str, Any]) -> list[str]:
         "## Copy speed",
         "",
         (
-            "Copies at the run's largest size: the bytes each result holds of its own (its "
-            "buffers and the Python objects of its object arrays) per second, beside a plain "
-            "`ndarray.copy()` of as many bytes (new memory each call, as a result's), timed "
-            "in the same interleaved rounds as the hub and the direct calls. A conversion "
-            "that makes Python objects, casts or fills nulls does more than copy bytes."
+            "Copies at the run's largest size: the bytes the hub's result holds of its own "
+            "(its buffers and the Python objects of its object arrays) per second of the "
+            "hub's call, of the fastest direct call and of a plain `ndarray.copy()` of as "
+            "many bytes (new memory each call, as a result's), timed in the same interleaved "
+            "rounds. A conversion that makes Python objects, casts or fills nulls does more "
+            "than copy bytes; bytes that fit in the cache (a `--quick` run's 100,000 rows) "
+            "are copied at the cache's speed, not memory's."
         ),
         "",
         markdown_table(header, body),

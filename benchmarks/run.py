@@ -186,7 +186,17 @@ def _confirm(
         cmp = bench.compare(results, baseline, args.threshold, args.absolute)
         if not cmp.regressions:
             return
-        again = bench.Settings(**{**settings.__dict__, "budget_s": budget, "memory": False})
+        # (the run's sizes, not the re-measured cases': what is timed at the largest)
+        sizes = sorted({r["rows"] for r in results["cases"]})
+        again = bench.Settings(
+            **{
+                **settings.__dict__,
+                "budget_s": budget,
+                "memory": False,
+                "scaling_rows": (sizes[0], sizes[-1]) if len(sizes) > 1 else None,
+                "largest_rows": sizes[-1],
+            }
+        )
         cases = [bench.Case(*_pair(r["pair"]), r["shape"], r["rows"]) for r in cmp.regressions]
         progress(f"re-measuring {len(cases)} case(s) that look regressed ({budget} s each) ...")
         fresh = {

@@ -639,7 +639,7 @@ def test_a_copy_at_the_largest_size_is_timed_beside_a_numpy_copy_of_its_bytes(
     assert speeds["numpy_copy"] == pytest.approx(copy["bytes"] / copy["numpy_copy_ns"])
     assert 0 < speeds["hub"] and 0 < speeds["direct"]
     (line,) = facts["copy_speed_text"]
-    assert line.startswith("- **Copy speed** (the 1 copies at the run's largest size")
+    assert line.startswith("- **Copy speed** (1 copy at the run's largest size")
     assert f"the numpy copy {speeds['numpy_copy']:.2f}" in line
     table = "\n".join(facts["copy_speed_table"])
     assert table.startswith("## Copy speed")
@@ -649,6 +649,45 @@ def test_a_copy_at_the_largest_size_is_timed_beside_a_numpy_copy_of_its_bytes(
     assert float(cells[4]) == pytest.approx(speeds["hub"], abs=0.006)
     assert float(cells[6]) == pytest.approx(speeds["numpy_copy"], abs=0.006)
     assert float(cells[7]) == pytest.approx(speeds["hub"] / speeds["numpy_copy"], abs=0.006)
+
+
+def test_copy_speed_reads_records_without_a_direct_call_and_records_from_before() -> None:
+    """A copy without a direct call shows "-" for it; a record from before copies were
+    timed so (no ``copy_speed``), or of a smaller size, is left out, and results holding
+    only such records give no copy speed at all."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bench
+        import report
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+    def record(pair: str, direct: float | None, speed: dict[str, Any] | None) -> dict[str, Any]:
+        r = _memory_record(pair, "numeric", 1_000_000, False, 8_000_000, 0, None)
+        src, dst = pair.split(":")
+        r.update(src=src, dst=dst, hub={"median_ns": 4_000_000.0}, best_direct_ns=direct)
+        if speed is not None:
+            r["copy_speed"] = speed
+        return r
+
+    alone = record("numpy:pyarrow", None, {"bytes": 8_000_000, "numpy_copy_ns": 1_000_000.0})
+    timed = record("pyarrow:numpy", 2_000_000.0, {"bytes": 8_000_000, "numpy_copy_ns": 800_000.0})
+    old = record("polars:numpy", 2_000_000.0, None)
+    assert bench.copy_speeds(old) is None
+    speeds = bench.copy_speeds(alone)
+    assert speeds is not None and speeds["hub"] == 2.0 and speeds["numpy_copy"] == 8.0
+    assert speeds["direct"] != speeds["direct"]  # NaN: no direct call
+    (line,) = report.copy_speed_lines([alone, timed, old])
+    assert "2 copies at the run's largest size" in line
+    assert "medians: hub 2.00 GB/s, the fastest direct call 4.00, the numpy copy 9.00" in line
+    assert "half the numpy copy's speed or more in 0, at its speed or more in 0" in line
+    table = "\n".join(report.copy_speed_table({"cases": [alone, timed, old]}))
+    rows = [r for r in table.splitlines() if r.startswith(("| numpy", "| pyarrow"))]
+    assert rows == [  # (slowest against the numpy copy first)
+        "| pyarrow → numpy | numeric | 1,000,000 | 7.6 MiB | 2.00 | 4.00 | 10.00 | 0.20 |",
+        "| numpy → pyarrow | numeric | 1,000,000 | 7.6 MiB | 2.00 | - | 8.00 | 0.25 |",
+    ]
+    assert report.copy_speed_lines([old]) == [] and report.copy_speed_table({"cases": [old]}) == []
 
 
 def _memory_record(

@@ -446,7 +446,8 @@ def test_nan_beside_null_is_found_among_valid_values_only(
     hub: ih.Hub, col: Any, lossy: bool
 ) -> None:
     # numpy's minimum of the values buffer rules NaN out at memory bandwidth; a NaN it
-    # finds may sit under a null (no value), which pyarrow's is_nan then tells.
+    # finds may sit under a null (no value), which a look among the valid values then
+    # tells (a block of rows at a time, their nulls unpacked from the bitmap).
     table = pa.table({"f": col})
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -488,7 +489,7 @@ def _long_floats(rows: int, nan_at: int | None, nan_under_null: bool, typ: Any) 
         (300_000, 299_990, False, pa.float32(), 13),
     ],
 )
-def test_float_columns_with_nulls_reach_pandas_as_to_numpy_scanned_once_for_nan(
+def test_float_columns_with_nulls_reach_pandas_as_to_numpy_looked_at_once_for_nan(
     hub: ih.Hub,
     monkeypatch: pytest.MonkeyPatch,
     rows: int,
@@ -500,19 +501,38 @@ def test_float_columns_with_nulls_reach_pandas_as_to_numpy_scanned_once_for_nan(
     # The frame of numbers (pandas' Int64 for integers with nulls beside it) takes a
     # float column with nulls as its to_numpy() (NaN for the nulls, in memory of its
     # own), and looks once a call for NaN among its valid values (a NaN under a null is
-    # no value): the same frame and the same warning as the general way.
+    # no value; where the source's minimum is NaN, the NaN of the result are counted
+    # against the nulls): the same frame and the same warning as the general way.
     import numpy as np
 
+    from interchange_hub._bridge.tensors import nan_filled
     from interchange_hub.adapters import _pandas
 
-    scans: list[object] = []
-    holds_nan = _pandas._holds_nan
+    scans: list[str] = []
+    holds_nan = _pandas._filled_holds_nan
 
-    def scanned(pa: Any, col: Any) -> bool:
-        scans.append(col)
-        return holds_nan(pa, col)
+    def scanned(col: Any, filled: Any) -> bool:
+        scans.append("to_numpy, then a look")
+        return holds_nan(col, filled)
 
-    monkeypatch.setattr(_pandas, "_holds_nan", scanned)
+    def in_one_pass(chunk: Any) -> Any:
+        scans.append("one pass")
+        return nan_filled(chunk)
+
+    def unread(pa: Any, col: Any) -> bool:
+        raise AssertionError("the column's values were read again")
+
+    monkeypatch.setattr(_pandas, "_filled_holds_nan", scanned)
+    monkeypatch.setattr(_pandas, "nan_filled", in_one_pass)
+    monkeypatch.setattr(_pandas, "_holds_nan", unread)
+    frames: list[object] = []  # (the frame of numbers', not the general way's)
+    frame_of = _pandas._frame_of_columns
+
+    def framed(columns: Any, rows: int) -> Any:
+        frames.append(columns)
+        return frame_of(columns, rows)
+
+    monkeypatch.setattr(_pandas, "_frame_of_columns", framed)
     col = _long_floats(rows, nan_at, nan_under_null, typ).slice(offset)
     ints = pa.array(np.arange(len(col)), mask=np.arange(len(col)) % 5 == 1)
     table = pa.table({"i": ints, "f": col})  # (integers with nulls: the numbers frame)
@@ -520,22 +540,70 @@ def test_float_columns_with_nulls_reach_pandas_as_to_numpy_scanned_once_for_nan(
     expected = col.to_numpy(zero_copy_only=False)
     for _ in range(2):  # planned, then the bound run
         scans.clear()
+        frames.clear()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             frame = hub.convert(table, to="pandas")
         told = [str(w.message) for w in caught if "NaN and null" in str(w.message)]
         assert bool(told) is lossy, told
-        assert len(scans) == 1  # (the float column's, once)
+        # (the float column's, once: from _FILLED_FROM_ROWS rows in one pass)
+        one_pass = len(col) >= _pandas._FILLED_FROM_ROWS
+        assert scans == ["one pass" if one_pass else "to_numpy, then a look"]
+        assert len(frames) == 1
         got = frame["f"].to_numpy()
         assert got.dtype == expected.dtype
         assert np.array_equal(got, expected, equal_nan=True)
         assert frame["f"].isna().tolist() == table["f"].is_null(nan_is_null=True).to_pylist()
         assert not np.shares_memory(got, np.frombuffer(col.buffers()[1], np.uint8))
-    frame.loc[0, "f"] = 99.0  # the result's own memory: the source never changes
-    assert col[0].as_py() != 99.0 and table["f"].to_numpy(zero_copy_only=False)[0] != 99.0
+    row = next(i for i in range(len(col)) if col[i].is_valid)  # (a value, not a null)
+    frame.loc[row, "f"] = 99.0  # the result's own memory: the source never changes
+    assert col[row].as_py() != 99.0
+    assert table["f"].to_numpy(zero_copy_only=False)[row] != 99.0
     if lossy:
         with pytest.raises(ih.LossyConversionError):
             hub.convert(table, to="pandas", strict=True)
+
+
+_NAN = float("nan")
+
+
+@pytest.mark.parametrize(
+    ("chunks", "lossy"),
+    [
+        ([_under_null([_NAN, 1.0], [True, False]), _under_null([2.0, _NAN], [False, True])], False),
+        ([_under_null([_NAN, 1.0], [True, False]), pa.array([2.0, _NAN])], True),
+        ([pa.array([1.0, None]), pa.array([], pa.float64()), pa.array([_NAN, None])], True),
+        ([pa.array([1.0, None]), pa.array([3.0, None])], False),
+    ],
+)
+def test_chunked_float_columns_in_a_frame_of_numbers_are_warned_of_nan_beside_nulls(
+    hub: ih.Hub, monkeypatch: pytest.MonkeyPatch, chunks: list[Any], lossy: bool
+) -> None:
+    # A float column of several chunks beside integers with nulls (the frame of numbers):
+    # each chunk's minimum, NaN under a null or among the values, then the NaN of the
+    # converted column counted against its nulls.
+    from interchange_hub.adapters import _pandas
+
+    frames: list[object] = []
+    frame_of = _pandas._frame_of_columns
+
+    def framed(columns: Any, rows: int) -> Any:
+        frames.append(columns)
+        return frame_of(columns, rows)
+
+    monkeypatch.setattr(_pandas, "_frame_of_columns", framed)
+    col = pa.chunked_array(chunks, pa.float64())
+    table = pa.table(
+        {"i": pa.array(range(len(col)), mask=[i % 2 == 0 for i in range(len(col))]), "f": col}
+    )
+    for _ in range(2):  # planned, then the bound run
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            frame = hub.convert(table, to="pandas")
+        told = [str(w.message) for w in caught if "NaN and null" in str(w.message)]
+        assert bool(told) is lossy, told
+        assert frame["f"].isna().tolist() == col.is_null(nan_is_null=True).to_pylist()
+    assert len(frames) == 2  # (the frame of numbers made both)
 
 
 def test_numpy_datetimes_with_nat_into_torch_are_their_int64_ticks(hub: ih.Hub) -> None:

@@ -788,7 +788,37 @@ def _write_filled(chunk: Any, dtype: Any, out: Any) -> None:
         np.putmask(out[start:stop], null_mask(chunk, start, stop), np.nan)
 
 
-# The rows whose nulls :func:`filled_columns` writes as NaN at a
+def nan_filled(chunk: Any) -> tuple[Any, bool]:
+    """A float32 or float64 Arrow array (one chunk, with nulls) as a new 1-D ndarray, its
+    nulls NaN (what its ``to_numpy()`` makes), and whether one of its valid values is NaN
+    (which pandas, for one, cannot then tell from a null): its values copied whole (a
+    copy that large writes past the cache), then :data:`MASK_ROWS` rows at a time its
+    nulls set to NaN and the block's NaN counted while it is in the cache (more NaN than
+    nulls: a NaN value). ``to_numpy()`` tests each row's validity bit, which costs more
+    where the nulls lie at random and the values hold NaN under them (a column from
+    pandas). 10,000,000 float64 values, a tenth null at random with NaN under them,
+    against ``to_numpy()`` and then the minimum of the values and a count of the result's
+    NaN: 30.9 ms against 39.2 (1,000,000: 2.95 against 3.47); a tenth null at random
+    without NaN: 30.0 against 30.2 (3.43 against 3.18); every tenth value null: 23.3
+    against 22.0 (2.84 against 2.97)."""
+    np = np_module()
+    rows = len(chunk)
+    dtype = np.dtype(chunk.type.to_pandas_dtype())
+    out = new_matrix(rows, 1, dtype)[:, 0]
+    values = np.frombuffer(
+        chunk.buffers()[1], dtype, count=rows, offset=chunk.offset * dtype.itemsize
+    )
+    np.copyto(out, values)
+    nan, isnan, count = 0, np.isnan, np.count_nonzero
+    for start in range(0, rows, MASK_ROWS):
+        stop = min(rows, start + MASK_ROWS)
+        block = out[start:stop]
+        np.putmask(block, null_mask(chunk, start, stop), np.nan)
+        nan += int(count(isnan(block)))
+    return out, nan > chunk.null_count
+
+
+# The rows whose nulls :func:`filled_columns` and :func:`nan_filled` write as NaN at a
 # time: their mask, a byte a row, stays 256 KiB (in the cache) however long the column.
 MASK_ROWS = 1 << 18
 

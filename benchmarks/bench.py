@@ -1228,9 +1228,11 @@ def _run_case(case: Case, x: object, settings: Settings) -> dict[str, Any]:
             calls[f"{prefix}:{code}"] = fn
             first[f"{prefix}:{code}"] = ns
     # A copy at the run's largest size: a plain numpy copy of as many bytes as the result
-    # holds of its own, timed in the same rounds (the copy speed beside memory's)
+    # holds of its own, timed in the same rounds (the copy speed beside memory's); not
+    # where that is under 1 MiB (a result sharing most of its memory: pandas -> pyarrow
+    # of the mixed shape copies 122 KiB of booleans beside shared columns)
     written = record["result_new_bytes"] + record["result_object_bytes"]
-    if not zero and case.rows == settings.largest_rows and written > 0:
+    if not zero and case.rows == settings.largest_rows and written >= COPY_MEMORY_MIN_RESULT:
         calls[NUMPY_COPY] = np.ones(written, np.uint8).copy  # (its pages written once)
     timings = time_calls(calls, settings, first_ns=first)
     if calls.pop(NUMPY_COPY, None) is not None:
@@ -1280,8 +1282,8 @@ def copy_speeds(record: dict[str, Any]) -> dict[str, float] | None:
     ``ndarray.copy()`` of as many bytes timed in the same rounds (None for a case not
     timed so: zero-copy, a smaller size, a record from before)."""
     speed = record.get("copy_speed")
-    if not speed or not speed["numpy_copy_ns"]:
-        return None
+    if not speed or not speed["numpy_copy_ns"] or speed["bytes"] < COPY_MEMORY_MIN_RESULT:
+        return None  # (not timed so, or a result holding under 1 MiB of its own)
     n = speed["bytes"]  # (bytes per ns: GB/s)
     direct = record.get("best_direct_ns")
     return {

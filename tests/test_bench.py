@@ -639,7 +639,7 @@ def test_a_copy_at_the_largest_size_is_timed_beside_a_numpy_copy_of_its_bytes(
     assert speeds["numpy_copy"] == pytest.approx(copy["bytes"] / copy["numpy_copy_ns"])
     assert 0 < speeds["hub"] and 0 < speeds["direct"]
     (line,) = facts["copy_speed_text"]
-    assert line.startswith("- **Copy speed** (1 copy at the run's largest size")
+    assert line.startswith("- **Copy speed** (1 copy at the run's largest size whose")
     assert f"the numpy copy {speeds['numpy_copy']:.2f}" in line
     table = "\n".join(facts["copy_speed_table"])
     assert table.startswith("## Copy speed")

@@ -764,58 +764,53 @@ def filled_columns(chunks: list[Any], rows: int) -> Any:
     return out
 
 
-def _write_filled(chunk: Any, dtype: Any, out: Any) -> None:
+def _write_filled(chunk: Any, dtype: Any, out: Any, count_nan: bool = False) -> int:
     """Write an integer or float Arrow array (one chunk) of numpy ``dtype`` into the 1-D
-    ``out`` (a column of :func:`filled_columns`' matrix), cast to ``out``'s dtype, NaN
-    where it is null: the values in one copy, then the NaN :data:`MASK_ROWS` rows at a
-    time (a mask of a byte a row for the whole column was 17% more memory than the
-    result, two columns of 1,000,000 rows). One copy of the whole column, not one a
-    block: a copy that large writes past the cache (an int64 and a float64 column, a
-    tenth null, medians: 1,000,000 rows 4.75 ms against 5.13-5.43 written a block at a
-    time, each block's NaN while it was in the cache; 10,000,000 rows 24.4 ms against
-    26.4; 100,000 rows 0.262 ms against 0.307)."""
+    ``out`` (a column of :func:`filled_columns`' matrix, :func:`nan_filled`'s array), cast
+    to ``out``'s dtype, NaN where it is null: the values in one copy, then the NaN
+    :data:`MASK_ROWS` rows at a time (a mask of a byte a row for the whole column was 17%
+    more memory than the result, two columns of 1,000,000 rows); with ``count_nan``, the
+    NaN in ``out`` counted a block at a time while it is in the cache (0 without). One
+    copy of the whole column, not one a block: a copy that large writes past the cache
+    (an int64 and a float64 column, a tenth null, medians: 1,000,000 rows 4.75 ms against
+    5.13-5.43 written a block at a time, each block's NaN while it was in the cache;
+    10,000,000 rows 24.4 ms against 26.4; 100,000 rows 0.262 ms against 0.307)."""
     np = np_module()
     rows = len(out)
     validity, data = chunk.buffers()[:2]
     values = np.frombuffer(data, dtype, count=rows, offset=chunk.offset * dtype.itemsize)
     np.copyto(out, values, casting="unsafe")
+    isnan, count = np.isnan, np.count_nonzero
     if validity is None or not chunk.null_count:
-        return
-    # (putmask, not copyto(where=): 1.1 ms against 1.6 for two 1,000,000-row columns
-    # one after the other)
+        return int(count(isnan(out))) if count_nan else 0
+    nan = 0
     for start in range(0, rows, MASK_ROWS):
         stop = min(rows, start + MASK_ROWS)
-        np.putmask(out[start:stop], null_mask(chunk, start, stop), np.nan)
+        block = out[start:stop]
+        # (putmask, not copyto(where=): 1.1 ms against 1.6 for two 1,000,000-row columns
+        # one after the other)
+        np.putmask(block, null_mask(chunk, start, stop), np.nan)
+        if count_nan:
+            nan += int(count(isnan(block)))
+    return nan
 
 
 def nan_filled(chunk: Any) -> tuple[Any, bool]:
     """A float32 or float64 Arrow array (one chunk, with nulls) as a new 1-D ndarray, its
     nulls NaN (what its ``to_numpy()`` makes), and whether one of its valid values is NaN
-    (which pandas, for one, cannot then tell from a null): its values copied whole (a
-    copy that large writes past the cache), then :data:`MASK_ROWS` rows at a time its
-    nulls set to NaN and the block's NaN counted while it is in the cache (more NaN than
-    nulls: a NaN value). ``to_numpy()`` tests each row's validity bit, which costs more
-    where the nulls lie at random and the values hold NaN under them (a column from
-    pandas). 10,000,000 float64 values, a tenth null at random with NaN under them,
-    against ``to_numpy()`` and then the minimum of the values and a count of the result's
-    NaN: 30.9 ms against 39.2 (1,000,000: 2.95 against 3.47); a tenth null at random
-    without NaN: 30.0 against 30.2 (3.43 against 3.18); every tenth value null: 23.3
-    against 22.0 (2.84 against 2.97)."""
+    (which pandas, for one, cannot then tell from a null): its values copied whole, then
+    a block at a time its nulls set to NaN and the block's NaN counted while it is in the
+    cache (:func:`_write_filled`; more NaN than nulls: a NaN value). ``to_numpy()`` tests
+    each row's validity bit, which costs more where the nulls lie at random and the
+    values hold NaN under them (a column from pandas). 10,000,000 float64 values, a tenth
+    null at random with NaN under them, against ``to_numpy()`` and then the minimum of
+    the values and a count of the result's NaN: 30.9 ms against 39.2 (1,000,000: 2.95
+    against 3.47); a tenth null at random without NaN: 30.0 against 30.2 (3.43 against
+    3.18); every tenth value null: 23.3 against 22.0 (2.84 against 2.97)."""
     np = np_module()
-    rows = len(chunk)
     dtype = np.dtype(chunk.type.to_pandas_dtype())
-    out = new_matrix(rows, 1, dtype)[:, 0]
-    values = np.frombuffer(
-        chunk.buffers()[1], dtype, count=rows, offset=chunk.offset * dtype.itemsize
-    )
-    np.copyto(out, values)
-    nan, isnan, count = 0, np.isnan, np.count_nonzero
-    for start in range(0, rows, MASK_ROWS):
-        stop = min(rows, start + MASK_ROWS)
-        block = out[start:stop]
-        np.putmask(block, null_mask(chunk, start, stop), np.nan)
-        nan += int(count(isnan(block)))
-    return out, nan > chunk.null_count
+    out = new_matrix(len(chunk), 1, dtype)[:, 0]
+    return out, _write_filled(chunk, dtype, out, count_nan=True) > chunk.null_count
 
 
 # The rows whose nulls :func:`filled_columns` and :func:`nan_filled` write as NaN at a

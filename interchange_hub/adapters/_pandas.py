@@ -1285,22 +1285,28 @@ def _holds_nan(pa: Any, col: Any) -> bool:
     minimum of each chunk's values buffer (NaN propagates) settles it where no slot holds
     NaN, null slots included: 23.5 us for 100,000 float64 values, against 149 us for
     ``pc.any(pc.is_nan(col))``, which then decides (a NaN under a null is no value)."""
-    np = np_module()
     pc = require("pyarrow.compute")
     for chunk in col.chunks if isinstance(col, pa.ChunkedArray) else (col,):
-        if not len(chunk):
-            continue
-        dtype = np.dtype(chunk.type.to_pandas_dtype())
-        try:
-            values = np.frombuffer(
-                chunk.buffers()[1], dtype, count=len(chunk), offset=chunk.offset * dtype.itemsize
-            )
-            clean = not np.isnan(values.min())
-        except (TypeError, ValueError):  # no values buffer, or a short one: pyarrow decides
-            clean = False
-        if not clean and pc.any(pc.is_nan(chunk)).as_py():
+        if _min_is_nan(chunk) is not False and pc.any(pc.is_nan(chunk)).as_py():
             return True
     return False
+
+
+def _min_is_nan(chunk: Any) -> bool | None:
+    """Whether the minimum of a float Arrow array's values buffer, null slots included, is
+    NaN (NaN propagates): False says the array holds no NaN. False for no rows; None
+    where the buffer cannot be read so (none, or a short one)."""
+    if not len(chunk):
+        return False
+    np = np_module()
+    dtype = np.dtype(chunk.type.to_pandas_dtype())
+    try:
+        values = np.frombuffer(
+            chunk.buffers()[1], dtype, count=len(chunk), offset=chunk.offset * dtype.itemsize
+        )
+    except (TypeError, ValueError):
+        return None
+    return bool(np.isnan(values.min()))
 
 
 def _filled_holds_nan(col: Any, filled: Any) -> bool:
@@ -1310,21 +1316,9 @@ def _filled_holds_nan(col: Any, filled: Any) -> bool:
     counted against the nulls, :data:`MASK_ROWS` rows at a time. A column of 10,000,000
     float64 values, a tenth null with NaN under them (as a column from pandas holds
     them): 8.5 ms to count against 12.5 for ``pc.any(pc.is_nan(...))``."""
-    np = np_module()
-    for chunk in col.chunks:
-        if not len(chunk):
-            continue
-        dtype = np.dtype(chunk.type.to_pandas_dtype())
-        try:
-            values = np.frombuffer(
-                chunk.buffers()[1], dtype, count=len(chunk), offset=chunk.offset * dtype.itemsize
-            )
-        except (TypeError, ValueError):  # no values buffer, or a short one
-            break
-        if np.isnan(values.min()):
-            break
-    else:
+    if all(_min_is_nan(chunk) is False for chunk in col.chunks):
         return False  # (no chunk holds NaN, even under its nulls)
+    np = np_module()
     isnan, count, rows = np.isnan, np.count_nonzero, len(filled)
     found = sum(
         count(isnan(filled[start : start + MASK_ROWS])) for start in range(0, rows, MASK_ROWS)
@@ -1886,12 +1880,10 @@ def _bind_numeric_frame(ctx: Context) -> Callable[[Any], Any]:
     """A table of numbers (:func:`_numeric_frame`) into a DataFrame, a column at a time,
     with the result ``to_pandas(types_mapper=...)`` gives (a test compares them): each
     column's ``to_numpy()`` (a view of Arrow's buffer without nulls, NaN in a copy for a
-    float column's nulls, whose values are then scanned for NaN beside the nulls,
-    :func:`_holds_nan`), an integer column with nulls as a masked array made from its
-    buffers (:func:`_masked_integers`), one ``pd.DataFrame`` of them. The copy and the
-    scan as two passes, pyarrow's copy and numpy's minimum of the values buffer: a
-    float64 column of 10,000,000 rows, a tenth null, 22.5 ms against 27.9 in one pass
-    written by numpy a block at a time (1,000,000 rows: 1.95 ms against 2.41).
+    float column's nulls, looked at for NaN among its values as it is made: from
+    :data:`_FILLED_FROM_ROWS` rows in one pass, ``tensors.nan_filled``, below by
+    :func:`_filled_holds_nan`), an integer column with nulls as a masked array made from
+    its buffers (:func:`_masked_integers`), one ``pd.DataFrame`` of them.
 
     ``to_pandas`` costs 240-350 us for 1,000 rows before it converts anything, and
     pandas' ``__from_arrow__`` builds a masked array's mask through a boolean Arrow array

@@ -548,7 +548,8 @@ def copy_speed_lines(ok: Sequence[dict[str, Any]]) -> list[str]:
     copies = f"{len(speeds)} cop{'y' if len(speeds) == 1 else 'ies'}"
     return [
         f"- **Copy speed** ({copies} at the run's largest size whose results hold "
-        f"{fmt_bytes(bench.COPY_MEMORY_MIN_RESULT)} or more of their own: GB/s of those "
+        f"{fmt_bytes(bench.COPY_MEMORY_MIN_RESULT)} or more of their own, and "
+        f"{bench.COPY_SPEED_MIN_SHARE:.0%} or more of their bytes: GB/s of those "
         "bytes, in the hub's time, the fastest direct call's and that of "
         "`ndarray.copy()` of as many bytes timed in the same rounds; table below): medians: hub "
         f"{statistics.median(s['hub'] for s in speeds):.2f} GB/s, the fastest direct call "
@@ -598,7 +599,9 @@ def copy_speed_table(results: dict[str, Any]) -> list[str]:
         "## Copy speed",
         "",
         (
-            "Copies at the run's largest size whose results hold 1 MiB or more of their own: "
+            "Copies at the run's largest size whose results hold 1 MiB or more of their own, "
+            "and 10% or more of their bytes (a result that shares nearly all its memory "
+            "spends its time on the rest of the conversion): "
             "the bytes the hub's result holds of its own "
             "(its buffers and the Python objects of its object arrays) per second of the "
             "hub's call, of the fastest direct call and of a plain `ndarray.copy()` of as "

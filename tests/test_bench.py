@@ -690,6 +690,38 @@ def test_copy_speed_reads_records_without_a_direct_call_and_records_from_before(
     assert report.copy_speed_lines([old]) == [] and report.copy_speed_table({"cases": [old]}) == []
 
 
+def test_copy_speed_leaves_out_results_that_share_nearly_all_their_memory() -> None:
+    """A result holding 1 MiB or more of its own but under a tenth of its bytes (pandas ->
+    pyarrow of the mixed shape at 1e7 rows: 1.2 MiB of booleans beside 390 MiB of shared
+    columns) gives no copy speed; at a tenth it does."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bench
+        import report
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+    def record(own: int, total: int) -> dict[str, Any]:
+        r = _memory_record("pandas:pyarrow", "mixed", 10_000_000, False, total, 0, None)
+        r.update(src="pandas", dst="pyarrow", hub={"median_ns": 4_000_000.0}, best_direct_ns=None)
+        r["copy_speed"] = {"bytes": own, "numpy_copy_ns": 100_000.0}
+        return r
+
+    shares = record(1_250_000, 411_250_008)
+    assert shares["result_bytes"] == 411_250_008
+    assert bench.COPY_SPEED_MIN_SHARE == 0.1
+    assert bench.copy_speeds(shares) is None
+    assert report.copy_speed_lines([shares]) == []
+    assert report.copy_speed_table({"cases": [shares]}) == []
+    tenth = record(41_125_001, 411_250_008)
+    assert bench.copy_speeds(tenth) is not None
+    (line,) = report.copy_speed_lines([shares, tenth])
+    assert "1 copy at the run's largest size whose results hold 1.0 MiB or more" in line
+    assert "and 10% or more of their bytes" in line
+    small = record(1_000_000, 1_000_000)  # all its own, but under 1 MiB
+    assert bench.copy_speeds(small) is None
+
+
 def _memory_record(
     pair: str, shape: str, rows: int, zero: bool, size: int, hub: int, direct: int | None
 ) -> dict[str, Any]:

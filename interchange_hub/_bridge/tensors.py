@@ -782,7 +782,7 @@ def _write_filled(chunk: Any, dtype: Any, out: Any, count_nan: bool = False) -> 
     np.copyto(out, values, casting="unsafe")
     isnan, count = np.isnan, np.count_nonzero
     if validity is None or not chunk.null_count:
-        return int(count(isnan(out))) if count_nan else 0
+        return nan_count(out) if count_nan else 0
     nan = 0
     for start in range(0, rows, MASK_ROWS):
         stop = min(rows, start + MASK_ROWS)
@@ -811,6 +811,15 @@ def nan_filled(chunk: Any) -> tuple[Any, bool]:
     dtype = np.dtype(chunk.type.to_pandas_dtype())
     out = new_matrix(len(chunk), 1, dtype)[:, 0]
     return out, _write_filled(chunk, dtype, out, count_nan=True) > chunk.null_count
+
+
+def nan_count(values: Any) -> int:
+    """The NaN in a 1-D float ndarray, counted :data:`MASK_ROWS` rows at a time (no mask
+    of the whole array)."""
+    np = np_module()
+    isnan, count = np.isnan, np.count_nonzero
+    rows = len(values)
+    return sum(int(count(isnan(values[i : i + MASK_ROWS]))) for i in range(0, rows, MASK_ROWS))
 
 
 # The rows whose nulls :func:`filled_columns` and :func:`nan_filled` write as NaN at a

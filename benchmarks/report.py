@@ -599,8 +599,10 @@ def copy_speed_table(results: dict[str, Any]) -> list[str]:
         "## Copy speed",
         "",
         (
-            "Copies at the run's largest size whose results hold 1 MiB or more of their own, "
-            "and 10% or more of their bytes (a result that shares nearly all its memory "
+            "Copies at the run's largest size whose results hold "
+            f"{fmt_bytes(bench.COPY_MEMORY_MIN_RESULT)} or more of their own, and "
+            f"{bench.COPY_SPEED_MIN_SHARE:.0%} or more of their bytes (a result that shares "
+            "nearly all its memory "
             "spends its time on the rest of the conversion): "
             "the bytes the hub's result holds of its own "
             "(its buffers and the Python objects of its object arrays) per second of the "

@@ -1313,9 +1313,9 @@ def _filled_holds_nan(col: Any, filled: Any) -> bool:
     """:func:`_holds_nan` of a float ChunkedArray with nulls, given ``filled``, its values as
     ``to_numpy()`` made them (a NaN for each null): the source's minimum first (a number:
     no NaN), and where that is NaN, which may sit under a null, the NaN in ``filled``
-    counted against the nulls (:func:`~interchange_hub._bridge.tensors.nan_count`). A column of 10,000,000
-    float64 values, a tenth null with NaN under them (as a column from pandas holds
-    them): 8.5 ms to count against 12.5 for ``pc.any(pc.is_nan(...))``."""
+    counted against the nulls (:func:`~interchange_hub._bridge.tensors.nan_count`). A
+    column of 10,000,000 float64 values, a tenth null with NaN under them (as a column
+    from pandas holds them): 8.5 ms to count against 12.5 for ``pc.any(pc.is_nan(...))``."""
     if all(_min_is_nan(chunk) is False for chunk in col.chunks):
         return False  # (no chunk holds NaN, even under its nulls)
     return bool(nan_count(filled) > col.null_count)

@@ -39,7 +39,7 @@ import pyarrow.compute as pc
 import interchange_hub as ih
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+    from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
 
 def _optional(name: str) -> Any:
@@ -859,11 +859,20 @@ def _once_ns(fn: Callable[[], Any]) -> int:
     return time.perf_counter_ns() - start
 
 
+# A call that may be spared (``time_calls``' ``spare``) is timed in one sample when its
+# estimate is at least this long and this many times another call's: it is not the
+# fastest, and its samples cost minutes a cell (xarray's strings through pandas at 1e7
+# rows: 10-14 s a call, three or four such calls a cell, each called seven times).
+SPARE_ABOVE_NS = 1_000_000_000
+SPARE_FACTOR = 2.0
+
+
 def time_calls(
     calls: dict[str, Callable[[], Any]],
     settings: Settings,
     budget_s: float | None = None,
     first_ns: Mapping[str, int] | None = None,
+    spare: Collection[str] = (),
 ) -> dict[str, Timing]:
     """Median time per call of each function, measured in interleaved rounds.
 
@@ -879,10 +888,15 @@ def time_calls(
     alone, beside ``x.to_pandas()``'s 58.3-59.7.
     ``first_ns``: how long each call already took once; a call slower than 1 s needs no
     further warm-up or estimate (a sample per call), a faster one is timed once more.
+    ``spare``: calls that are timed in one sample (after its untimed call) where their
+    estimate is :data:`SPARE_ABOVE_NS` or more and :data:`SPARE_FACTOR` times another
+    call's or more (a direct call far slower than the hub or another direct call: its
+    median is one sample's, and says so in its ``samples``).
     """
     budget = settings.budget_s if budget_s is None else budget_s
     slow = budget * 1e9 / settings.min_reps
     plans: dict[str, tuple[int, int]] = {}
+    estimates: dict[str, int] = {}
     for name, fn in calls.items():
         # The first call warms up (the hub caches its route); a slow one is its own estimate.
         first = (first_ns or {}).get(name)
@@ -898,6 +912,12 @@ def time_calls(
         number = max(1, math.ceil(per_sample / estimate))
         reps = int(budget * 1e9 // (number * estimate))
         plans[name] = (number, max(settings.min_reps, min(settings.max_samples, reps)))
+        estimates[name] = estimate
+    for name in spare:
+        others = [ns for other, ns in estimates.items() if other != name]
+        estimate = estimates.get(name, 0)
+        if others and estimate >= SPARE_ABOVE_NS and estimate >= SPARE_FACTOR * min(others):
+            plans[name] = (1, 1)
     samples: dict[str, list[float]] = {name: [] for name in calls}
     rounds = max(reps for _, reps in plans.values())
     gc_was_enabled = gc.isenabled()
@@ -1239,7 +1259,9 @@ def _run_case(case: Case, x: object, settings: Settings) -> dict[str, Any]:
     written = record["result_new_bytes"] + record["result_object_bytes"]
     if not zero and case.rows == settings.largest_rows and copies_enough(record, written):
         calls[NUMPY_COPY] = np.ones(written, np.uint8).copy  # (its pages written once)
-    timings = time_calls(calls, settings, first_ns=first)
+    # (the calls compared with the hub's, where one is far slower: sampled once)
+    spared = [name for name in calls if name != "hub" and name != NUMPY_COPY]
+    timings = time_calls(calls, settings, first_ns=first, spare=spared)
     if calls.pop(NUMPY_COPY, None) is not None:
         record["copy_speed"] = {"bytes": written, "numpy_copy_ns": timings[NUMPY_COPY].median_ns}
     record["hub"] = timings["hub"].as_dict()

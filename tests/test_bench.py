@@ -397,6 +397,35 @@ def test_a_slow_first_call_does_not_decide_the_sampling() -> None:
     assert bench.time_calls(calls, settings, first_ns=very_slow)["fast"].number == 1
 
 
+def test_a_call_far_slower_than_another_is_timed_once_where_it_may_be_spared(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A call named in ``spare`` whose estimate is at least ``SPARE_ABOVE_NS`` and
+    ``SPARE_FACTOR`` times another call's is timed in one sample; a call not named, or not
+    that much slower, in as many as the budget allows."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bench
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    monkeypatch.setattr(bench, "SPARE_ABOVE_NS", 2_000_000)  # 2 ms, for the test's calls
+    calls = {
+        "hub": lambda: time.sleep(0.001),
+        "slow": lambda: time.sleep(0.006),  # 6x the hub, above 2 ms: once
+        "near": lambda: time.sleep(0.0015),  # 1.5x the hub, under 2 ms: sampled
+        "kept": lambda: time.sleep(0.006),  # as slow, but not to be spared
+    }
+    settings = bench.Settings(budget_s=0.05, min_reps=3, max_samples=10)
+    timings = bench.time_calls(calls, settings, spare=("slow", "near"))
+    assert timings["slow"].samples == 1 and timings["slow"].number == 1
+    assert timings["slow"].median_ns >= 6_000_000
+    for name in ("hub", "near", "kept"):
+        assert timings[name].samples >= settings.min_reps, name
+    # a call alone: no other call to be far slower than
+    alone = bench.time_calls({"slow": calls["slow"]}, settings, spare=("slow",))
+    assert alone["slow"].samples >= settings.min_reps  # (no other call to compare with)
+
+
 def test_a_call_pays_for_what_it_leaves_behind_not_the_call_after_it() -> None:
     """Interleaved, a call that leaves work behind (freed memory the allocator must map
     again) would slow whichever call comes next: each sample begins with an untimed call

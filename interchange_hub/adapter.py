@@ -9,7 +9,8 @@ and the protocol nodes, ``"arrow"`` (Arrow PyCapsule producers on the CPU),
 This module is the whole face a plugin needs besides ``interchange_hub.arrowkit`` (the
 pyarrow helpers) and ``interchange_hub.hookspecs``: the values an adapter builds and
 reads (:class:`DataInfo`, :class:`Column`, :class:`Flag`, :class:`Estimate`, ...), the
-dunder probes, and :func:`require` / :func:`report_losses` / :func:`move_estimate`.
+dunder probes, and :func:`require` / :func:`report_losses` / :func:`cast_loss` /
+:func:`move_estimate`.
 Everything else in the package is private and may move.
 """
 
@@ -44,6 +45,7 @@ from interchange_hub._core.info import (
     Scan,
     Unroutable,
     alignment_of,
+    cast_loss,
     move_estimate,
     report_losses,
 )
@@ -88,6 +90,7 @@ __all__ = [
     "Scan",
     "Unroutable",
     "alignment_of",
+    "cast_loss",
     "check_tensor_parts",
     "has_dunder",
     "installed",

@@ -27,6 +27,7 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
 import pytest
 import torch
@@ -495,6 +496,17 @@ LOSSY_CASTS = {
     "1e300 -> float32": (lambda: torch.tensor([1e300], dtype=torch.float64), "float32"),
     "arrow 1e10 -> float16": (lambda: pa.array([1e10, 1.0]), "float16"),
     "arrow table 1e10 -> float16": (lambda: pa.table({"a": [1e10], "b": [1.0]}), "float16"),
+    # a sign's wrap casts back exactly, so a check by casting back passed it (review fuzz)
+    "int8 -1 -> uint64": (lambda: np.array([-1, 3], np.int8), "uint64"),
+    "uint64 max -> int64": (lambda: np.array([2**64 - 1, 5], np.uint64), "int64"),
+    "torch int64 -1 -> uint32": (lambda: torch.tensor([-1, 3]), "uint32"),
+    "polars uint64 max -> int64": (
+        lambda: pl.DataFrame({"a": pl.Series([2**64 - 1, 5], dtype=pl.UInt64)}),
+        "int64",
+    ),
+    # pyarrow's safe cast makes any number but 0 True
+    "arrow table 2, -7 -> bool": (lambda: pa.table({"a": [2, 0, -7]}), "bool"),
+    "NaN -> bool": (lambda: np.array([float("nan"), 1.0]), "bool"),
 }
 EXACT_CASTS = {
     "2**53 -> float64": (lambda: np.array([2**53, -1], np.int64), "float64"),
@@ -502,6 +514,9 @@ EXACT_CASTS = {
     "inf -> float16": (lambda: pa.array([1.5, float("inf"), -0.0]), "float16"),
     "int64 -> int8": (lambda: torch.tensor([-128, 127]), "int8"),
     "uint32 -> float64": (lambda: np.array([2**32 - 1], np.uint32), "float64"),
+    "int8 -> uint64 (no negatives)": (lambda: np.array([0, 127], np.int8), "uint64"),
+    "uint64 -> int64 (in range)": (lambda: np.array([2**63 - 1], np.uint64), "int64"),
+    "arrow 0, 1 -> bool": (lambda: pa.table({"a": [0, 1, 1]}), "bool"),
 }
 
 

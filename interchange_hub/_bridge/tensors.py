@@ -335,6 +335,13 @@ def _cast_plan(info: DataInfo, planned: list[_Planned], want: str | None) -> lis
     return out
 
 
+def _not_0_or_1(col: Any) -> bool:
+    """Whether a numeric Arrow column holds a value other than 0 and 1 (NaN included)."""
+    pc = require("pyarrow.compute")
+    odd = pc.and_(pc.not_equal(col, 0), pc.not_equal(col, 1))
+    return bool(pc.any(odd).as_py())
+
+
 def cast_checked(data: Any, to: str, strict: bool) -> Any:
     """pyarrow ``data`` (Table or column) with its columns cast to ``to``; a column whose
     values the cast cannot keep (an integer above 2**53 into float64, a fraction or an
@@ -359,6 +366,10 @@ def cast_checked(data: Any, to: str, strict: bool) -> Any:
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
             lossy.append(Loss(name, hub_name(str(col.type)), to, f"the cast changes values: {exc}"))
             return col.cast(target, safe=False)
+        if pa.types.is_boolean(target) and not pa.types.is_boolean(col.type) and _not_0_or_1(col):
+            # (pyarrow's safe cast makes any number but 0 True)
+            why = "the cast changes values: values other than 0 and 1 become True"
+            lossy.append(Loss(name, hub_name(str(col.type)), to, why))
         if pa.types.is_floating(col.type) and pa.types.is_floating(target) and _new_infs(col, out):
             # narrower floats round, as asked; pyarrow lets a finite value overflow silently
             why = "finite values beyond the narrower float overflow to inf"

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import enum
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from interchange_hub._core.deps import require
 from interchange_hub._core.device import CPU, Device
 from interchange_hub._core.records import record
 from interchange_hub.errors import LossyConversionError, LossyConversionWarning, warn
@@ -233,6 +234,40 @@ def report_losses(losses: Sequence[Loss], target: str, strict: bool) -> None:
         )
     for loss in losses:
         warn(loss_warning(target, loss), LossyConversionWarning)
+
+
+def cast_loss(before: Any, after: Any) -> str:
+    """What a cast of the CPU ndarray ``before`` into ``after`` (``astype``'s result, or
+    another library's, as an ndarray) changed, as a :class:`Loss` says it ("" for
+    nothing). Narrower floats round, as a dtype asked for does, but a finite value that
+    overflows to inf is reported; an integer cast is checked by range (a sign's wrap casts
+    back exactly: int8 -1 -> uint64 2**64-1 -> int8 -1); other casts, where numpy's rules
+    do not promise them exact, by value (int64 and uint64 into float64 are "safe" to
+    numpy, yet round above 2**53; a bool holds 0 and 1 alone)."""
+    np = require("numpy")
+    src, want = before.dtype, after.dtype
+    if src == want:
+        return ""
+    if src.kind == "f" and want.kind == "f":
+        if want.itemsize < src.itemsize and np.isinf(after).sum() > np.isinf(before).sum():
+            return "finite values beyond the narrower float overflow to inf"
+        return ""
+    wide_ints = src.kind in "iu" and want.kind == "f" and src.itemsize >= want.itemsize
+    if np.can_cast(src, want, "safe") and not wide_ints:
+        return ""
+    if src.kind in "iub" and want.kind in "iu":
+        held = np.iinfo(want)
+        if before.size and (int(before.min()) < held.min or int(before.max()) > held.max):
+            return f"values outside {want.name}'s range [{held.min}, {held.max}] wrap around"
+        return ""
+    if want.kind == "b":
+        with np.errstate(invalid="ignore"):
+            odd = (before != 0) & (before != 1)
+        return "values other than 0 and 1 become True" if bool(odd.any()) else ""
+    back = after.astype(src)
+    if np.array_equal(back, before, equal_nan=src.kind in "fc"):
+        return ""
+    return "the cast changes values (overflow or rounding)"
 
 
 def loss_warning(target: str, loss: Loss) -> str:

@@ -21,6 +21,7 @@ from interchange_hub._core.info import (
     Kind,
     Loss,
     Unroutable,
+    cast_loss,
     report_losses,
 )
 from interchange_hub._core.marks import hookimpl
@@ -263,29 +264,10 @@ def _cast(value: Any, ctx: Context) -> Any:
     want = np.dtype(ctx.dtype)
     with np.errstate(all="ignore"):  # numpy's RuntimeWarnings: the loss is reported below
         out = value.astype(want, order="C")
-        lost = _cast_loss(np, value, out)
+        lost = cast_loss(value, out)
     if lost:
         report_losses([Loss("", value.dtype.name, want.name, lost)], "a tensor", ctx.strict)
     return out
-
-
-def _cast_loss(np: Any, value: Any, out: Any) -> str:
-    """What the cast of ``value`` to ``out`` changed ("" for nothing). Narrower floats
-    round, as dtype= asks, but a finite value that overflows to inf is reported; other
-    casts are checked by value where numpy's casting rules do not promise them exact
-    (int64 and uint64 into float64 are "safe" to numpy, yet round above 2**53)."""
-    src, want = value.dtype, out.dtype
-    if src.kind == "f" and want.kind == "f":
-        if want.itemsize < src.itemsize and np.isinf(out).sum() > np.isinf(value).sum():
-            return "finite values beyond the narrower float overflow to inf"
-        return ""
-    wide_ints = src.kind in "iu" and want.kind == "f" and src.itemsize >= want.itemsize
-    if np.can_cast(src, want, "safe") and not wide_ints:
-        return ""
-    back = out.astype(src)
-    if np.array_equal(back, value, equal_nan=src.kind == "f"):
-        return ""
-    return "the cast changes values (overflow or rounding)"
 
 
 @hookimpl

@@ -66,7 +66,9 @@ from interchange_hub.adapter import (
     Loss,
     RouteChanged,
     Unroutable,
+    cast_loss,
     mixed_parts,
+    report_losses,
     require,
 )
 from interchange_hub.errors import ConsumedSourceError, ConversionError
@@ -1155,7 +1157,10 @@ def _cast_estimate(ctx: Context) -> Estimate:
         layout="C",
         readonly=True,
     )
-    reason = f"cast {col.dtype} -> {want} (dtype={want!r}): Array.astype makes a new array"
+    reason = (
+        f"cast {col.dtype} -> {want} (dtype={want!r}; values it cannot hold are warned): "
+        "Array.astype makes a new array"
+    )
     return Estimate(out, (Copy("", info.nbytes, reason),), why=reason, copies_all=True)
 
 
@@ -1164,12 +1169,20 @@ def _cast_bind(ctx: Context) -> Callable[[Any], Any]:
     x64 on would give 32 bits with it off (which plans refuse), so a kept route is planned
     anew where the setting changed (found in review)."""
     x64 = x64_enabled()
-    want = ctx.dtype
+    want, strict = ctx.dtype, ctx.strict
 
     def run(value: Any) -> Any:
         if x64_enabled() != x64:
             raise RouteChanged("jax_enable_x64 changed since the route was planned")
-        return _jax().numpy.asarray(value).astype(want)
+        value = _jax().numpy.asarray(value)
+        out = value.astype(want)
+        # what the cast changed, read on the CPU arrays (the plan casts CPU Arrays only):
+        # jax wraps an integer's sign and cuts a fraction as numpy does, silently
+        np = _np()
+        lost = cast_loss(np.asarray(value), np.asarray(out))
+        if lost:
+            report_losses([Loss("", str(value.dtype), str(out.dtype), lost)], "a tensor", strict)
+        return out
 
     return run
 

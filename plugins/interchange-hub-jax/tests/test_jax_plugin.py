@@ -426,6 +426,28 @@ def test_dtype_option(hub: ih.Hub) -> None:
     assert h.dtype == jnp.float16 and "cast float32 -> float16" in reasons(plan)
 
 
+@pytest.mark.parametrize(
+    ("values", "dtype"),
+    [([1.5, -1.0], "int32"), ([-1.0, 300.0], "uint8"), ([2.0, 0.0], "bool")],
+    ids=["fraction", "sign and overflow", "not 0 or 1"],
+)
+def test_a_cast_that_changes_values_warns_each_call_and_strict_refuses(
+    hub: ih.Hub, values: list[float], dtype: str
+) -> None:
+    # Found in review: the jax -> jax cast (dtype=) cut fractions and wrapped signs with no
+    # warning, into jax and through it into torch, where numpy's own cast warned.
+    x = jnp.asarray(values, dtype=jnp.float32)
+    for to in ("jax", "torch"):
+        for _ in range(2):  # planned, then the kept route
+            with pytest.warns(ih.LossyConversionWarning, match=f"float32 -> {dtype}"):
+                hub.convert(x, to=to, dtype=dtype)
+        with pytest.raises(ih.LossyConversionError, match=f"float32 -> {dtype}"):
+            hub.convert(x, to=to, dtype=dtype, strict=True)
+    exact = jnp.asarray([1.0, 0.0], dtype=jnp.float32)
+    out = hub.convert(exact, to="jax", dtype=dtype, strict=True)  # warnings are errors
+    assert out.dtype == jnp.dtype(dtype)
+
+
 # -- numpy -> jax: the 64-byte rule ---------------------------------------------------------
 @pytest.mark.parametrize("offset", [0, 16, 32, 48, 8])
 def test_numpy_alignment_decides(hub: ih.Hub, offset: int) -> None:

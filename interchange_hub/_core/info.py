@@ -64,6 +64,9 @@ class Flag(enum.StrEnum):
     # a result's column held as Arrow arrays in a library that has other backends too
     # (pandas' ArrowDtype), as ``dtype="arrow"`` asks: set only by the step making it
     ARROW_BACKED = "arrow_backed"
+    # booleans held a bit a value (Arrow's, in a library that holds numpy's byte a value
+    # too: pandas' bool[pyarrow]): a tensor of them is a copy
+    BIT_PACKED = "bit_packed"
 
 
 NO_FLAGS: frozenset[Flag] = frozenset()  # a shared empty set, for the hot paths

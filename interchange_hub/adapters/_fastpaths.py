@@ -161,13 +161,15 @@ def _pandas_to_numpy_estimate(ctx: Context) -> Estimate:
         raise Unroutable("to_numpy shares only columns of one numeric dtype")
     if any(
         # pandas' own NaN stay NaN; Arrow nulls (or unknown ones) take the Arrow route,
-        # which reports them.
+        # which reports them; so do Arrow-backed columns of several chunks or of bits,
+        # which to_numpy copies (Flag.BIT_PACKED)
         c.flags - {Flag.NAN_IS_NULL, Flag.ONE_BLOCK}
         or c.nulls < 0
         or (c.nulls > 0 and Flag.NAN_IS_NULL not in c.flags)
+        or c.chunks != 1
         for c in cols
     ):
-        raise Unroutable("masked columns take the Arrow route")
+        raise Unroutable("masked, chunked or bit-packed columns take the Arrow route")
     rows = max(info.rows, 0)
     nbytes = sum(c.nbytes for c in cols)
     column = Column("", cols[0].dtype, nbytes, 0)  # NaN are values in a tensor, not nulls
@@ -249,6 +251,11 @@ def _pandas_to_numpy_bind(ctx: Context) -> Callable[[Any], Any]:
         (i, c) for i, c in enumerate(cols) if to == "float64" and c.dtype in ("int64", "uint64")
     ]
     if to is None:
+        if ctx.info.kind == Kind.TABLE and not all(Flag.ONE_BLOCK in c.flags for c in cols):
+            # one dtype in several blocks: asked of pandas, as for several dtypes below
+            # (Arrow-backed columns, int64[pyarrow], interleave into objects otherwise)
+            one = cols[0].dtype
+            return lambda value: value.to_numpy(dtype=one)
         return _to_numpy_call
     strict, target = ctx.strict, ctx.target or "numpy"
     if not wide:
@@ -592,7 +599,9 @@ def _pandas_to_polars_estimate(ctx: Context) -> Estimate:
     # (strings only, from _VIEWS_FROM rows: pyarrow casts them to views, _pandas_to_polars_bind)
     views = info.rows >= _VIEWS_FROM and all(c.dtype == "large_string" for c in info.columns)
     for col in info.columns:
-        if col.flags - _FROM_PANDAS_FLAGS:
+        if col.flags - _FROM_PANDAS_FLAGS or col.chunks != 1:
+            # (an Arrow-backed column of several chunks: pl.from_pandas joins them, a copy,
+            # where the Arrow route keeps them; Arrow's booleans: Flag.BIT_PACKED)
             raise Unroutable("plain numpy columns, Arrow strings and a default index only")
         dtype = col.dtype
         if dtype == "bool":

@@ -431,7 +431,17 @@ def _column(name: str, values: Any) -> Column:
     nulls = _nulls(values, numpy_backed)
     if numpy_backed and not _contiguous(values):
         flags = flags | _STRIDED
-    return Column(name, _dtype_name(values), _nbytes(values), nulls, flags=flags)
+    chunks = 1
+    arrow = getattr(getattr(values, "array", values), "_pa_array", None)
+    if arrow is not None and hasattr(arrow, "num_chunks"):
+        # Arrow-backed: its chunks, and bits for booleans (to_numpy copies either)
+        chunks = arrow.num_chunks
+        if arrowkit.pa_module().types.is_boolean(arrow.type):
+            flags = flags | _BIT_PACKED
+    return Column(name, _dtype_name(values), _nbytes(values), nulls, chunks, flags)
+
+
+_BIT_PACKED = frozenset({Flag.BIT_PACKED})
 
 
 def _nbytes(values: Any) -> int:
@@ -585,7 +595,7 @@ def _export_estimate(ctx: Context) -> Estimate:
                 f"column {col.name!r} holds mixed Python objects, which Arrow cannot type; "
                 "convert it to one dtype (e.g. astype(str)) first"
             )
-        if col.dtype == "bool":
+        if col.dtype == "bool" and Flag.BIT_PACKED not in col.flags:  # (Arrow's: shared)
             copies.append(Copy(col.name, col.nbytes, "numpy booleans are bit-packed for Arrow"))
         elif Flag.MASKED in col.flags and col.nulls > 0:
             reason = "pandas' mask (a byte per value) becomes an Arrow validity bitmap"

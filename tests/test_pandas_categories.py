@@ -127,3 +127,30 @@ def test_the_type_mapping_reads_deeply_nested_types_as_the_adapters_make_them(
     back = HUB.convert(out, to="pyarrow").column(0)
     assert str(back.type) == typemap.visit(library, str(arr.type))
     assert back.to_pylist() == arr.to_pylist()
+
+
+@pytest.mark.parametrize("nulls", [False, True], ids=["no nulls", "a null"])
+@pytest.mark.parametrize("shape", ["Array", "ChunkedArray", "Table", "Table of two"])
+def test_categories_of_zoned_timestamps_keep_their_zone(nulls: bool, shape: str) -> None:
+    # Found by a fuzzing review: pyarrow's to_pandas gives a dictionary of zoned
+    # timestamps naive UTC categories (pyarrow 26), and the hub passed them on silently:
+    # the zone was lost, and the round trip came back without it.
+    indices = pa.array([0, 1, None] if nulls else [0, 1, 1], pa.int32())
+    values = pa.array([0, 10**18], pa.timestamp("ns", "Asia/Tokyo"))
+    d = pa.DictionaryArray.from_arrays(indices, values)
+    source = {
+        "Array": d,
+        "ChunkedArray": pa.chunked_array([d]),
+        "Table": pa.table({"d": d}),
+        "Table of two": pa.table({"d": d, "x": [1, 2, 3]}),
+    }[shape]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing lossy, and no pandas deprecation on the way back
+        for _ in range(2):  # planned, then the kept route
+            out = HUB.convert(source, to="pandas")
+            series = out if isinstance(out, pd.Series) else out["d"]
+            assert str(series.cat.categories.dtype) == "datetime64[ns, Asia/Tokyo]"
+            assert series.isna().tolist() == [False, False, nulls]
+            back = HUB.convert(out, to="pyarrow")
+        typ = back.type if hasattr(back, "type") else back.schema.field("d").type
+        assert typ.value_type == values.type

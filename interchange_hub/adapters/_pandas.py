@@ -451,6 +451,12 @@ def _nbytes(values: Any) -> int:
     arrow = getattr(getattr(values, "array", values), "_pa_array", None)
     if arrow is not None and hasattr(arrow, "chunks"):
         return arrowkit.nbytes(arrow.chunks)
+    dtype = values.dtype
+    if isinstance(dtype, _pd().CategoricalDtype):
+        # (Categorical.nbytes reads categories.values, which warns of zoned times'
+        # categories in pandas 3.1: "drops timezone information is deprecated")
+        codes = getattr(values, "cat", values).codes
+        return int(codes.nbytes + dtype.categories.array.nbytes)
     return int(values.nbytes)
 
 
@@ -1578,10 +1584,20 @@ def _is_extension(pa: Any, arrow_type: Any) -> bool:
 
 
 def _typed_categories(series: Any, arrow_type: Any) -> Any:
-    """pandas gives an empty dictionary object categories, which export as Arrow nulls."""
-    if len(series.cat.categories) or not is_string(arrowkit.dtype_name(arrow_type.value_type)):
+    """The Categorical of a dictionary column with the categories' type its values had:
+    pandas gives an empty dictionary object categories, which export as Arrow nulls, and
+    pyarrow's to_pandas drops a zoned timestamp's zone from the categories (their UTC
+    instants, naive: pyarrow 26), which are given it back."""
+    pd = _pd()
+    if not isinstance(series.dtype, pd.CategoricalDtype):
         return series
-    return series.cat.set_categories(_pd().Index([], dtype="str"))
+    categories = series.cat.categories
+    tz = getattr(arrow_type.value_type, "tz", None)
+    if tz and isinstance(categories, pd.DatetimeIndex) and categories.tz is None:
+        return series.cat.rename_categories(categories.tz_localize("UTC").tz_convert(tz))
+    if len(categories) or not is_string(arrowkit.dtype_name(arrow_type.value_type)):
+        return series
+    return series.cat.set_categories(pd.Index([], dtype="str"))
 
 
 def _read_only(arr: Any) -> bool:
@@ -1615,7 +1631,7 @@ def _import(value: Any, ctx: Context) -> Any:
             series = _with_categories(lambda c: c.to_pandas(types_mapper=mapper), col)
         if not len(series) and is_string(str(col.type)) and series.dtype == object:
             series = series.astype("str")  # pandas gives an empty string column object dtype
-        if col.null_count == 0 and arrowkit.pa_module().types.is_dictionary(col.type):
+        if arrowkit.pa_module().types.is_dictionary(col.type):
             series = _typed_categories(series, col.type)
         if ctx.copy and _read_only(series.array):
             series = series.copy(deep=True)  # to_pandas may hand out a read-only view

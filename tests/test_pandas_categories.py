@@ -154,3 +154,29 @@ def test_categories_of_zoned_timestamps_keep_their_zone(nulls: bool, shape: str)
             back = HUB.convert(out, to="pyarrow")
         typ = back.type if hasattr(back, "type") else back.schema.field("d").type
         assert typ.value_type == values.type
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        pa.array([None, None], pa.string()),
+        pa.array([None], pa.large_string()),
+        pa.array([None, None], pa.string_view()),
+        pa.chunked_array([[None], [None]], pa.string()),
+        pa.array([], pa.string()),
+        pa.nulls(2, pa.dictionary(pa.int32(), pa.string())),
+    ],
+    ids=["string", "large_string", "string_view", "two chunks", "empty", "dictionary"],
+)
+def test_an_all_null_string_column_stays_text_in_a_series(column: Any) -> None:
+    # Found by a fuzzing review: given a types_mapper, pyarrow's to_pandas makes an
+    # all-null string column objects (without one, and in a frame: pandas' str), and the
+    # round trip came back as Arrow's null type.
+    series = HUB.convert(column, to="pandas")
+    back = HUB.convert(series, to="pyarrow")
+    frame = HUB.convert(pa.table({"c": column}), to="pandas")
+    if pa.types.is_dictionary(column.type):
+        assert pa.types.is_large_string(back.type.value_type)
+    else:
+        assert series.dtype == frame["c"].dtype == "str"
+        assert pa.types.is_large_string(back.type)

@@ -1629,8 +1629,14 @@ def _import(value: Any, ctx: Context) -> Any:
         else:
             mapper = _nullable_mapper if col.null_count else _arrow_backed
             series = _with_categories(lambda c: c.to_pandas(types_mapper=mapper), col)
-        if not len(series) and is_string(str(col.type)) and series.dtype == object:
-            series = series.astype("str")  # pandas gives an empty string column object dtype
+        if series.dtype == object and is_string(str(col.type)) and col.null_count == len(col):
+            # pandas gives an empty string column object dtype, and pyarrow an all-null one
+            # given a types_mapper (to_pandas() without one: str)
+            text = _string_dtype()
+            if text is not None:
+                series = series.astype(text)
+            elif not len(series):
+                series = series.astype("str")
         if arrowkit.pa_module().types.is_dictionary(col.type):
             series = _typed_categories(series, col.type)
         if ctx.copy and _read_only(series.array):

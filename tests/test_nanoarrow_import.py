@@ -92,3 +92,15 @@ def test_the_hub_shares_through_it_on_every_call(case: str) -> None:
         assert out.n_chunks == 1
         inside, total = shared_memory(hub, out, source)
         assert total > 0 and inside == total
+
+
+def test_an_extension_type_stored_as_a_struct_is_a_column() -> None:
+    # Found by a fuzzing review: its C schema's format is a struct's, so describe took it
+    # for a table and pyarrow refused the extension array as a struct (a ProtocolError
+    # asking for a bug report), after pyarrow -> nanoarrow had worked.
+    storage = pa.array([{"a": 1}, {"a": 2}], pa.struct([("a", pa.int64())]))
+    typ = pa.opaque(storage.type, "point", "vendor")
+    arr = na.Array(pa.ExtensionArray.from_storage(typ, storage))
+    back = ih.convert(arr, to="pyarrow")
+    assert back.type == typ and back.to_pylist() == [{"a": 1}, {"a": 2}]
+    assert ih.convert(arr, to="polars").to_list() == [{"a": 1}, {"a": 2}]

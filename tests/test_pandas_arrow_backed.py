@@ -6,7 +6,8 @@ Found by a fuzzing review: an Arrow-backed Series of booleans, or of several chu
 into numpy and torch on a plan that claimed a view (``Series.to_numpy`` copies both), so
 copy=False let the copy through; into polars, several chunks were claimed shared where
 ``pl.from_pandas`` joins them; and a frame of Arrow-backed integers became an object
-array in numpy, and failed in torch.
+array in numpy, and failed in torch. Below: pandas data Arrow has no type for (sparse,
+complex), refused with what to do, or sent where it can go.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
@@ -86,3 +88,33 @@ def test_a_frame_of_arrow_backed_numbers_is_a_tensor_of_them(dtype: str, target:
     numpy_dtype = dtype.split("[")[0]
     assert str(out.dtype).removeprefix("torch.") == numpy_dtype
     assert out.tolist() == [[1, 0], [0, 1], [1, 1]]
+
+
+# -- pandas data Arrow has no type for (found by the same review) ----------------------------
+@pytest.mark.parametrize("frame", [False, True], ids=["Series", "DataFrame"])
+def test_sparse_data_is_refused_with_what_to_do(frame: bool) -> None:
+    # It failed inside describe (SparseDtype has no isnative), a ProtocolError asking for
+    # a bug report.
+    s = pd.Series(pd.arrays.SparseArray([0.0, 0.0, 1.5]), name="x")
+    with pytest.raises(ih.NoRouteError, match=r"column 'x' is sparse .*sparse\.to_dense\(\)"):
+        HUB.convert(s.to_frame() if frame else s, to="pyarrow")
+
+
+@pytest.mark.parametrize("frame", [False, True], ids=["Series", "DataFrame"])
+def test_complex_numbers_go_to_tensors_and_are_refused_by_arrow(frame: bool) -> None:
+    # pyarrow's "Unsupported numpy type 15" came out of a step as a ConversionError for
+    # every target, numpy's included; torch refused them as no tensor's dtype.
+    s = pd.Series([1 + 2j, 3j], name="z")
+    source = pd.DataFrame({"z": s, "w": s * 2}) if frame else s
+    for target in ("numpy", "torch"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ih.WriteThroughWarning)
+            plan = HUB.plan(source, to=target)
+            out = HUB.convert(source, to=target)
+        assert str(out.dtype).removeprefix("torch.") == "complex128"
+        assert plan.zero_copy and HUB.shared_bytes(out, source) == out.nbytes
+    for target in ("pyarrow", "polars"):
+        with pytest.raises(ih.NoRouteError, match="column 'z' is complex .*no complex type"):
+            HUB.convert(source, to=target)
+    back = HUB.convert(np.array([1 + 2j, 3j]), to="pandas")  # (refused before, as Arrow's)
+    assert back.dtype == "complex128"

@@ -140,7 +140,9 @@ def _tensor_numpy(value: Any) -> Any:
 
 
 def _numeric(dtype: str) -> bool:
-    return is_numeric(dtype) or dtype == "bool"
+    """What numpy and pandas hold alike in one array: numbers, booleans, complex numbers
+    (which Arrow has no type for: pandas <-> numpy is their only way)."""
+    return is_numeric(dtype) or dtype == "bool" or dtype.startswith("complex")
 
 
 def _pandas_to_numpy_estimate(ctx: Context) -> Estimate:

@@ -104,9 +104,11 @@ class NanoarrowAdapter(Adapter):
             # A stream of plain arrays is one column, read whole when converted.
             return arrowkit.describe_schema(pa.schema([pa.field(obj.schema)]), Kind.COLUMN)
         if installed("pyarrow"):
-            col = arrowkit.pa_module().chunked_array(obj)
-            # A struct with null rows is a column (a table has none).
-            if is_table and not col.null_count:
+            pa = arrowkit.pa_module()
+            col = pa.chunked_array(obj)
+            # A struct with null rows is a column (a table has none), and so is an
+            # extension type stored as a struct (its C schema's format is a struct's too).
+            if is_table and not col.null_count and pa.types.is_struct(col.type):
                 info = arrowkit.describe_table(arrowkit.struct_table(col))
                 return info if _batches(obj) else _sliced(info)
             return arrowkit.describe_column(col)

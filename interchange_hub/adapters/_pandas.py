@@ -417,6 +417,13 @@ def _column(name: str, values: Any) -> Column:
     """Describe a Series or a column's array (ndarray or pandas ExtensionArray)."""
     pd = _pd()
     dtype = values.dtype
+    if isinstance(dtype, pd.SparseDtype):
+        label = f"column {name!r}" if name else "the Series"
+        raise NoRouteError(
+            f"{label} is sparse ({dtype}), which Arrow has no type for (pyarrow refuses "
+            "it too); make it dense first: series.sparse.to_dense(), or "
+            "frame.sparse.to_dense() for a frame of sparse columns"
+        )
     numpy_backed = not isinstance(dtype, pd.api.extensions.ExtensionDtype)
     # numpy floats mark missing values with NaN, pandas' times (numpy-backed, zoned too)
     # with NaT; Arrow export reads every value to make nulls of them.
@@ -600,6 +607,10 @@ def _export_estimate(ctx: Context) -> Estimate:
             raise Unroutable(
                 f"column {col.name!r} holds mixed Python objects, which Arrow cannot type; "
                 "convert it to one dtype (e.g. astype(str)) first"
+            )
+        if col.dtype.startswith("complex"):
+            raise Unroutable(
+                f"column {col.name!r} is complex ({col.dtype}): Arrow has no complex type"
             )
         if col.dtype == "bool" and Flag.BIT_PACKED not in col.flags:  # (Arrow's: shared)
             copies.append(Copy(col.name, col.nbytes, "numpy booleans are bit-packed for Arrow"))

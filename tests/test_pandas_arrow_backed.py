@@ -25,7 +25,7 @@ from interchange_hub.adapter import Flag
 
 HUB = ih.Hub(autoload=False)
 
-CHUNKS = {
+CHUNKS: dict[str, list[list[Any]]] = {
     "int64, one chunk": [[1, 2, 3]],
     "int64, two chunks": [[1, 2], [3]],
     "float64 with a null, two chunks": [[1.5, None], [2.0]],

@@ -122,3 +122,26 @@ def test_as_dict_refuses_what_has_no_columns_or_repeats_names(hub: ih.Hub) -> No
 def test_a_pandas_index_is_left_out_of_as_dict(hub: ih.Hub) -> None:
     frame = pd.DataFrame({"v": [1.0, 2.0]}, index=pd.Index([10, 20], name="k"))
     assert list(hub.convert(frame, to="numpy", as_dict=True)) == ["v"]
+
+
+@pytest.mark.parametrize("kind", ["fixed_shape_tensor", "sparse_union", "dictionary<date32>"])
+def test_a_column_of_no_chunks_is_an_empty_tensor_as_one_empty_chunk_is(
+    hub: ih.Hub, kind: str
+) -> None:
+    # Found by a fuzzing review: combine_chunks of no chunks builds its array from a
+    # Python sequence, which pyarrow refuses for these types ("... with a permutation is
+    # not supported", for a tensor with none), where one empty chunk converted.
+    sample = {
+        "fixed_shape_tensor": pa.FixedShapeTensorArray.from_numpy_ndarray(np.zeros((2, 2, 2))),
+        "sparse_union": pa.UnionArray.from_sparse(
+            pa.array([0, 1], pa.int8()), [pa.array([1, 2]), pa.array(["a", "b"])]
+        ),
+        "dictionary<date32>": pa.DictionaryArray.from_arrays(
+            pa.array([0], pa.int32()), pa.array([1], pa.date32())
+        ),
+    }[kind]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ih.LossyConversionWarning)  # (a union's objects)
+        one = hub.convert(pa.chunked_array([sample.slice(0, 0)]), to="numpy")
+        none = hub.convert(pa.chunked_array([], sample.type), to="numpy")
+    assert none.shape == one.shape and none.dtype == one.dtype

@@ -886,7 +886,12 @@ def column_to_ndarray(col: Any, dlpack_only: bool) -> Any:
     pa = require("pyarrow")
     np = np_module()
     if isinstance(col, pa.ChunkedArray):
-        col = col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
+        if not col.num_chunks:
+            # (combine_chunks of no chunks builds its array from a Python sequence, which
+            # fails for tensors, unions and dictionaries of dates: pa.nulls makes them all)
+            col = pa.nulls(0, col.type)
+        else:
+            col = col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
     typ = col.type
     if isinstance(typ, pa.FixedShapeTensorType):
         return col.to_numpy_ndarray()

@@ -415,7 +415,13 @@ LOSSY: dict[str, tuple[Lossy, ...]] = {
             "(39-digit values fail), duckdb's encoding",
         ),
     ),
-    "arro3": (),
+    "arro3": (
+        Lossy(
+            "dictionary marked ordered (ordered=1)",
+            "ordered=0: arro3 keeps no ordered flag (the categories stay in their order)",
+            r".*ordered=1.*",
+        ),
+    ),
     "numpy": (
         Lossy("integers with nulls", "float64 with NaN", _NUMBERS, "nulls"),
         Lossy("floats with nulls", "NaN (null and NaN merge)", _FLOATS, "nulls"),

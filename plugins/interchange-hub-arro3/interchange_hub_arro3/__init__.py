@@ -30,6 +30,7 @@ from interchange_hub.adapter import (
     Estimate,
     Flag,
     Kind,
+    Loss,
     Unroutable,
     is_arrow_stream,
     mixed_parts,
@@ -412,7 +413,30 @@ def _import_estimate(ctx: Context) -> Estimate:
         why = "a lazy arro3 reader over the stream"
     elif info.kind == Kind.STREAM:
         why = "the stream is read once"
-    return Estimate(info.but(kind=want), tuple(copies), why=why)
+    # arro3 keeps no dictionary's ordered flag (arro3 0.9.1: it exports ordered=0)
+    losses = tuple(
+        Loss(c.name, c.dtype, _unordered(c.dtype), _ORDER_DROPPED)
+        for c in info.columns
+        if _ORDERED in c.dtype
+    )
+    out = info.but(
+        kind=want,
+        columns=tuple(
+            replace(c, dtype=_unordered(c.dtype)) if _ORDERED in c.dtype else c
+            for c in info.columns
+        ),
+    )
+    return Estimate(out, tuple(copies), losses, why)
+
+
+_ORDERED = "ordered=1"
+_ORDER_DROPPED = (
+    "arro3 keeps no dictionary's ordered flag: the categories are no longer marked ordered"
+)
+
+
+def _unordered(dtype: str) -> str:
+    return dtype.replace(_ORDERED, "ordered=0")
 
 
 def _import(value: Any, ctx: Context) -> Any:

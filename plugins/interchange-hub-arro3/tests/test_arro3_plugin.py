@@ -867,3 +867,19 @@ def test_every_zero_copy_claim_for_nested_offsets_holds(hub: ih.Hub, kind: str) 
     assert not problems, "\n".join(problems)
     if unseen:
         pytest.xfail(f"{len(unseen)} cases need the core's Flag.NESTED_BITMAP_OFFSET")
+
+
+def test_an_ordered_dictionary_is_warned_as_arro3_drops_the_flag(hub: ih.Hub) -> None:
+    # Found by a fuzzing review: arro3 gives back ordered=0 (0.9.1), and the hub said
+    # nothing, strict=True included.
+    d = pa.DictionaryArray.from_arrays(
+        pa.array([2, 0, 1], pa.int32()), pa.array(["lo", "mid", "hi"]), ordered=True
+    )
+    table = pa.table({"c": d, "n": [1, 2, 3]})
+    with pytest.warns(ih.LossyConversionWarning, match="column 'c'.*ordered=0>: arro3 keeps no"):
+        out = hub.convert(table, to="arro3")
+    assert pa.table(out).schema.field("c").type == pa.dictionary(pa.int32(), pa.string())
+    with pytest.raises(ih.LossyConversionError, match="column 'c'"):
+        hub.convert(table, to="arro3", strict=True)
+    unordered = pa.table({"c": d.cast(pa.dictionary(pa.int32(), pa.string())), "n": [1, 2, 3]})
+    hub.convert(unordered, to="arro3", strict=True)  # nothing lost: no warning, no refusal

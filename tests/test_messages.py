@@ -339,3 +339,15 @@ def test_no_route_leads_with_the_target_s_own_step_not_a_detour(hub: ih.Hub) -> 
     exc = raised(ih.NoRouteError, lambda: hub.convert(table, to="numpy"))
     assert "polars" not in first_line(exc)  # arrow -> polars is a detour for numpy
     assert "share one numeric dtype" in first_line(exc)
+
+
+def test_a_decimal_of_a_negative_scale_is_refused_by_polars_with_what_to_do() -> None:
+    # Found by a fuzzing review: planned, then polars failed ("Decimal scale is not a
+    # valid integer"), a ConversionError.
+    import decimal
+
+    import pyarrow as pa
+
+    table = pa.table({"d": pa.array([decimal.Decimal("1E+5")], pa.decimal128(5, -3))})
+    with pytest.raises(ih.NoRouteError, match=r"negative scale, and column 'd' .*scale of 0"):
+        ih.Hub(autoload=False).convert(table, to="polars")

@@ -10,6 +10,7 @@ mutates the caller's frame (polars#21738). Import goes through ``pl.DataFrame`` 
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -699,6 +700,12 @@ def _import_estimate(ctx: Context) -> Estimate:
     losses: list[Loss] = []
     views = info.rows >= VIEWS_FROM and _views_cast(ctx) and installed("pyarrow")
     for col in info.columns:
+        if _NEGATIVE_SCALE.search(col.dtype):
+            raise Unroutable(
+                f"polars holds no decimal of a negative scale, and column {col.name!r} "
+                f"({col.dtype}) has one; cast it to a scale of 0 or more first (a decimal "
+                "of precision p and scale -s holds the integers of decimal(p + s, 0))"
+            )
         if col.dtype.startswith("decimal256(") and _precision(col.dtype) > 38:
             raise Unroutable(
                 f"polars holds decimals as 128-bit integers, and column {col.name!r} "
@@ -1076,6 +1083,11 @@ def _plain_layouts(pa: Any, data: Any) -> Any:
         columns = [arrowkit.plain_layout(c) for c in data.columns]
         return pa.table(columns, names=data.column_names)
     return arrowkit.plain_layout(data)
+
+
+# A decimal type of a negative scale (Arrow allows it: 1E+5 as decimal128(5, -3) holds 100),
+# anywhere in a type's name
+_NEGATIVE_SCALE = re.compile(r"decimal(?:32|64|128|256)\(\d+, -\d+\)")
 
 
 def _precision(dtype: str) -> int:

@@ -379,9 +379,19 @@ def _relation_names(info: DataInfo) -> list[str]:
     return names
 
 
+# A decimal type of a negative scale (Arrow allows it), anywhere in a type's name
+_NEGATIVE_SCALE = re.compile(r"decimal(?:32|64|128|256)\(\d+, -\d+\)")
+
+
 def _plan_column(col: Column, zone: str) -> tuple[str, list[Loss]]:
     """What importing one column needs: a cast (described) and what the relation loses."""
     dtype, name = col.dtype, col.name
+    if _NEGATIVE_SCALE.search(dtype):
+        raise Unroutable(
+            f"column {name!r} ({dtype}) has a decimal of a negative scale, which duckdb "
+            "cannot read (it fails inside duckdb); cast it to a scale of 0 or more first "
+            "(a decimal of precision p and scale -s holds the integers of decimal(p + s, 0))"
+        )
     if dtype == "float16":
         lost = "widened to float32: duckdb has no half-precision float (values are kept)"
         return "float16 is cast to float32", [Loss(name, dtype, "FLOAT (float32)", lost)]

@@ -465,3 +465,18 @@ def test_conformance() -> None:
     from interchange_hub.testing import assert_conforms
 
     assert_conforms(interchange_hub_duckdb, "duckdb")
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["column", "in a list"])
+def test_a_decimal_of_a_negative_scale_is_refused_with_what_to_do(
+    hub: ih.Hub, nested: bool
+) -> None:
+    # Found by a fuzzing review: planned, then duckdb failed inside ("INTERNAL Error:
+    # Information loss on integer cast").
+    import decimal
+
+    typ = pa.decimal128(5, -3)
+    values = pa.array([decimal.Decimal("1E+5")], typ)
+    column = pa.ListArray.from_arrays([0, 1], values) if nested else values
+    with pytest.raises(ih.NoRouteError, match=r"negative scale.*cast it to a scale of 0"):
+        hub.convert(pa.table({"d": column}), to="duckdb")

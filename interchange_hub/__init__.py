@@ -404,8 +404,10 @@ def iter_batches(
         None gives the source's own chunks (record batches, partitions) as they are.
     :param as_dict: each batch as ``{column: result}`` (tensors per column, zero-copy
         where the column allows).
-    :returns: an iterator; the arguments are checked, and the route to Arrow planned,
-        when it is made. The other arguments are those of :func:`convert`, per batch.
+    :returns: an iterator. When it is made, the source, ``batch_size``, ``drop_last``
+        and ``as_dict`` are checked and the route to Arrow planned (for a tensor, the
+        whole conversion); the target and the other arguments, those of :func:`convert`,
+        are checked with the first batch, which is converted as each batch is.
 
     Batches are slices of the source's memory: a batch inside one chunk converts as the
     chunk would (zero-copy where the layout allows); a batch that spans two chunks has two,

@@ -47,7 +47,8 @@ class Hub:
         with ``@ih.hookimpl`` functions, import paths, or :class:`~interchange_hub.Adapter`
         instances.
     :param builtin: register the built-in adapters (pyarrow, polars, pandas, ...); False
-        gives a hub of ``plugins`` alone.
+        with ``autoload=False`` gives a hub of ``plugins`` alone (with autoload, the
+        installed entry points' plugins join them).
 
     >>> hub = ih.Hub(plugins=[MyAdapter()], autoload=False)  # doctest: +SKIP
     """

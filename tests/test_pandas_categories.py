@@ -180,3 +180,29 @@ def test_an_all_null_string_column_stays_text_in_a_series(column: Any) -> None:
     else:
         assert series.dtype == frame["c"].dtype == "str"
         assert pa.types.is_large_string(back.type)
+
+
+@pytest.mark.parametrize("kind", ["period", "period with NaT", "interval"])
+@pytest.mark.parametrize("through", ["pyarrow", "polars", "nanoarrow", "pandas copy=True"])
+def test_pandas_period_and_interval_come_back_as_themselves(kind: str, through: str) -> None:
+    # Found by a fuzzing review: pandas makes Arrow extension types of them
+    # (pandas.period, pandas.interval), which the hub wrapped in pd.ArrowDtype, so any
+    # trip out of pandas and back gave their storage's integers and dicts, silently;
+    # pandas' own Table.to_pandas gives them back.
+    periods = pd.Series(pd.period_range("2020-01", periods=3, freq="M"), name="p")
+    source = {
+        "period": periods,
+        "period with NaT": periods.where(periods.index != 1),
+        "interval": pd.Series(pd.interval_range(0, 3), name="i"),
+    }[kind]
+    for frame in (False, True):
+        data = source.to_frame() if frame else source
+        if through == "pandas copy=True":
+            back = HUB.convert(data, to="pandas", copy=True)
+        else:
+            back = HUB.convert(HUB.convert(data, to=through), to="pandas")
+        assert back.equals(data), (kind, through, frame)
+    table = pa.table({"c": HUB.convert(source, to="pyarrow"), "x": [1, 2, 3]})
+    assert not HUB.plan(table, to="pandas").zero_copy  # pandas makes its own arrays
+    with pytest.raises(ih.CopyRequiredError):
+        HUB.convert(table, to="pandas", copy=False)

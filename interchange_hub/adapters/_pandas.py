@@ -1040,6 +1040,8 @@ def _import_copy_reason(col: Column, table: bool, copy: bool | None) -> str:
         return "Arrow booleans are bit-packed; numpy uses a byte each"
     if "list_view<" in dtype or "run_end_encoded<" in dtype:
         return "pandas has no list views or run-end encoding: they are rebuilt as lists, decoded"
+    if dtype.startswith(_PANDAS_OWN):
+        return "pandas makes its own Period or Interval array of the values"
     if _arrow_backed_types().match(dtype):
         return ""  # pd.ArrowDtype wraps the Arrow array
     numpy_backed = is_numeric(dtype) or dtype.startswith(("timestamp", "duration"))
@@ -1229,8 +1231,12 @@ def _nullable_mapper(arrow_type: Any) -> Any:
 
 
 def _arrow_backed(arrow_type: Any) -> Any:
-    """pandas' ArrowDtype for types numpy cannot hold faithfully (else None)."""
+    """pandas' ArrowDtype for types numpy cannot hold faithfully (else None); pandas' own
+    extension types (Period, Interval) their pandas dtype again (a mapper's None gives a
+    column of them its storage's values: ChunkedArray.to_pandas, pyarrow 26)."""
     if _arrow_backed_types().match(arrowkit.dtype_name(arrow_type)):
+        if isinstance(arrow_type, arrowkit.pa_module().ExtensionType) and _pandas_own(arrow_type):
+            return arrow_type.to_pandas_dtype()
         return _pd().ArrowDtype(arrow_type)
     return None
 
@@ -1590,8 +1596,29 @@ def _kept_metadata(doc: bytes, names: tuple[str, ...]) -> bytes | None:
 def _is_extension(pa: Any, arrow_type: Any) -> bool:
     """Whether a column is wrapped whole in an ArrowExtensionArray (extension types, and
     unions, which have no pandas block)."""
-    # A tensor column too: pd.ArrowDtype keeps its type (the shape) and its buffers.
-    return isinstance(arrow_type, pa.ExtensionType) or pa.types.is_union(arrow_type)
+    # A tensor column too: pd.ArrowDtype keeps its type (the shape) and its buffers. Not
+    # pandas' own extension types (Period, Interval: pandas registers them with pyarrow),
+    # which to_pandas makes pandas' dtypes of again, as pandas' own round trip does.
+    if isinstance(arrow_type, pa.ExtensionType):
+        return not _pandas_own(arrow_type)
+    return bool(pa.types.is_union(arrow_type))
+
+
+# The names of pandas' own extension types (as arrowkit.dtype_name spells them)
+_PANDAS_OWN = ("extension<pandas.period<", "extension<pandas.interval<")
+
+
+def _pandas_own(arrow_type: Any) -> bool:
+    """Whether an Arrow extension type is one pandas made of its own dtype (``PeriodDtype``
+    as ``pandas.period``, ``IntervalDtype`` as ``pandas.interval``): its
+    ``to_pandas_dtype()`` is a pandas dtype that reads Arrow (``__from_arrow__``)."""
+    try:
+        dtype = arrow_type.to_pandas_dtype()
+    except (NotImplementedError, TypeError, ValueError):
+        return False
+    return isinstance(dtype, _pd().api.extensions.ExtensionDtype) and hasattr(
+        dtype, "__from_arrow__"
+    )
 
 
 def _typed_categories(series: Any, arrow_type: Any) -> Any:

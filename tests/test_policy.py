@@ -270,3 +270,48 @@ def test_numpy_views_of_arrow_memory_are_read_only_as_the_plan_says(hub: ih.Hub)
     writable[0] = 42.0
     assert col.to_pylist() == [1.0, 2.0, 3.0]
     assert "read-only" not in str(hub.plan(col, to="numpy", copy=True))
+
+
+# -- copy=False forbids copies, not keeping the data (found by a fuzzing review) -------------
+def _index_frame() -> pd.DataFrame:
+    return pd.DataFrame({"a": [1.0, 2.0]}, index=pd.Index(["x", "y"], name="k"))
+
+
+@pytest.mark.parametrize(
+    ("make", "target"),
+    [
+        (_index_frame, "polars"),  # the copy-free route dropped the index column 'k'
+        (lambda: np.array([1, 2, 3], "datetime64[s]"), "polars"),  # became Int64 ticks
+        (lambda: np.ma.masked_array([1.0, 2.0], mask=[False, True]), "pyarrow"),  # the mask
+    ],
+    ids=["string index", "datetime64[s]", "masked array"],
+)
+def test_copy_false_refuses_where_the_copy_free_route_loses_what_a_copy_keeps(
+    hub: ih.Hub, make: object, target: str
+) -> None:
+    source = make()  # type: ignore[operator]
+    assert not hub.plan(source, to=target).losses  # the default route keeps everything
+    with pytest.raises(ih.CopyRequiredError, match="the routes that do not copy lose"):
+        hub.convert(source, to=target, copy=False)
+
+
+def test_copy_false_still_takes_a_lossy_route_where_every_route_loses_as_much(
+    hub: ih.Hub,
+) -> None:
+    masked = np.ma.masked_array([1.0, 2.0], mask=[False, True])
+    with pytest.warns(ih.LossyConversionWarning, match="the mask is dropped"):
+        out = hub.convert(masked, to="torch", copy=False)  # torch holds no mask at all
+    assert out.tolist() == [1.0, 2.0]
+
+
+def test_copy_true_of_a_masked_array_keeps_its_mask(hub: ih.Hub) -> None:
+    # The copy=True plan's numpy deep copy (np.array) gave the values under the mask,
+    # which every target then showed, silently.
+    masked = np.ma.masked_array([1.0, 2.0, 3.0], mask=[False, True, False])
+    copied = hub.convert(masked, to="numpy", copy=True)
+    assert isinstance(copied, np.ma.MaskedArray) and copied.mask.tolist() == [0, 1, 0]
+    assert hub.shared_bytes(copied, masked) == 0
+    for target in ("pyarrow", "polars"):
+        out = hub.convert(masked, to=target, copy=True)
+        values = out.to_list() if target == "polars" else out.to_pylist()
+        assert values == [1.0, None, 3.0], target

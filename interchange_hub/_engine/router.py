@@ -325,6 +325,12 @@ class Router:
                 )
 
         visit(start, info, [], frozenset({start}), False, _NO_COST)
+        # copy=False forbids copies, not keeping the data: where every route that does not
+        # copy loses what a copying one keeps (fewer losses: the cost's first part), the
+        # copy is needed
+        lossless = cheapest_copying
+        if best is not None and lossless is not None and lossless.cost[0] < best.cost[0]:
+            raise CopyRequiredError(_copy_message(lossless, lossy=best), _copied(lossless))
         if best is not None:
             best.by_size = by_size
             return best
@@ -572,7 +578,9 @@ def _no_route_message(
     return "\n".join(lines)
 
 
-def _copy_message(route: _Route) -> str:
+def _copy_message(route: _Route, lossy: _Route | None = None) -> str:
+    """Why copy=False is refused: what ``route``, the cheapest that copies, copies; with
+    ``lossy``, the best route that does not copy, what that one would lose."""
     groups: dict[tuple[str, str], list[Copy]] = {}  # columns copied at one step, for one reason
     for s in route.steps:
         for c in s.copies:
@@ -595,6 +603,17 @@ def _copy_message(route: _Route) -> str:
         )
     else:
         advice = "Pass copy=None to allow the copy, or change the data (e.g. fill nulls, rechunk)"
+    if lossy is not None:
+        losses = [loss.message() for s in lossy.steps for loss in s.losses]
+        return (
+            "copy=False, but every route that keeps the data copies: "
+            + listed
+            + "; the routes that do not copy lose information ("
+            + "; ".join(losses[:MAX_COPIES_LISTED])
+            + ("; ..." if len(losses) > MAX_COPIES_LISTED else "")
+            + "). "
+            + advice
+        )
     return "copy=False, but every route copies: " + listed + ". " + advice
 
 

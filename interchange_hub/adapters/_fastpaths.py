@@ -888,7 +888,9 @@ def _same_library_copy_estimate(ctx: Context) -> Estimate:
 
 
 def _numpy_copy(value: Any, ctx: Context) -> Any:
-    return require("numpy").array(value, copy=True)  # keeps every dtype (str, object, ...)
+    # keeps every dtype (str, object, ...), and a masked array's mask (np.array of one
+    # gives the values under the mask, unmasked)
+    return require("numpy").array(value, copy=True, subok=True)
 
 
 def _torch_copy(value: Any, ctx: Context) -> Any:

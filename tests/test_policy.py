@@ -315,3 +315,15 @@ def test_copy_true_of_a_masked_array_keeps_its_mask(hub: ih.Hub) -> None:
         out = hub.convert(masked, to=target, copy=True)
         values = out.to_list() if target == "polars" else out.to_pylist()
         assert values == [1.0, None, 3.0], target
+
+
+@pytest.mark.parametrize("dtype", ["datetime64[ns]", "datetime64[s]", "timedelta64[us]"])
+def test_numpy_times_with_nat_go_to_pandas_shared_as_the_plan_says(hub: ih.Hub, dtype: str) -> None:
+    # Found by a fuzzing review: the route through Arrow made nulls of NaT, which
+    # to_pandas filled (a copy), on a plan that claimed zero-copy, copy=False included.
+    values = np.arange(1000).astype(dtype)
+    values[5] = np.datetime64("NaT") if dtype.startswith("datetime") else np.timedelta64("NaT")
+    plan = hub.plan(values, to="pandas", copy=False)
+    out = hub.convert(values, to="pandas", copy=False)
+    assert plan.zero_copy and hub.shared_bytes(out, values) == values.nbytes
+    assert str(out.dtype) == dtype and out.isna().sum() == 1

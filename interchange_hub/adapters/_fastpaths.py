@@ -545,7 +545,15 @@ def _numpy_to_pandas_estimate(ctx: Context) -> Estimate:
     if info.kind != Kind.TENSOR or not info.device.is_cpu or ctx.copy:
         raise Unroutable("plain CPU tensors, without copy=True")
     (col,) = info.columns
-    if not _numeric(col.dtype) or col.nulls > 0 or col.flags or len(info.shape) not in (1, 2):
+    # datetime64/timedelta64 of pandas' units, 1-D: pd.Series keeps NaT as NaT and shares
+    # the array, where the Arrow route makes nulls of NaT, which to_pandas fills (a copy)
+    temporal = len(info.shape) == 1 and col.dtype in _PANDAS_TIMES
+    if (
+        not (_numeric(col.dtype) or temporal)
+        or col.nulls > 0
+        or col.flags
+        or len(info.shape) not in (1, 2)
+    ):
         raise Unroutable("numeric 1-D or 2-D arrays without masks")
     if info.layout not in ("C", "F"):
         raise Unroutable("only contiguous arrays: pandas would keep a strided view")
@@ -564,6 +572,11 @@ def _numpy_to_pandas_estimate(ctx: Context) -> Estimate:
         out = DataInfo(Kind.TABLE, cols, rows)
     why = "pandas wraps the array without copying (copy=False)"
     return Estimate(out, why=why, shared_readonly=info.readonly)
+
+
+_PANDAS_TIMES = frozenset(
+    f"{kind}[{unit}]" for kind in ("timestamp", "duration") for unit in ("s", "ms", "us", "ns")
+)
 
 
 def _numpy_to_pandas_bind(ctx: Context) -> Callable[[Any], Any]:

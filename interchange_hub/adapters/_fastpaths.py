@@ -360,7 +360,7 @@ def _polars_nulls_estimate(ctx: Context) -> Estimate:
         ("float64" in dtypes and dtypes <= _INTS_TO_FLOAT64 | {"float64"}) or dtypes == {"int64"}
     ):
         raise Unroutable("nulls into float64 only, without dtype=")
-    if any(c.flags - {Flag.ADJACENT, Flag.BITMAP_REBUILT_ON_EXPORT} for c in cols):
+    if any(c.flags - {Flag.ADJACENT, Flag.BITMAP_REBUILT_ON_EXPORT, Flag.SLICED} for c in cols):
         raise Unroutable("plain numeric columns only")
     losses = []
     for c in cols:
@@ -614,7 +614,8 @@ def _pandas_to_polars_estimate(ctx: Context) -> Estimate:
     # (strings only, from _VIEWS_FROM rows: pyarrow casts them to views, _pandas_to_polars_bind)
     views = info.rows >= _VIEWS_FROM and all(c.dtype == "large_string" for c in info.columns)
     for col in info.columns:
-        if col.flags - _FROM_PANDAS_FLAGS or col.chunks != 1:
+        sliced_nulls = Flag.SLICED in col.flags and col.nulls > 0  # (Arrow-backed: a bitmap)
+        if col.flags - _FROM_PANDAS_FLAGS or col.chunks != 1 or sliced_nulls:
             # (an Arrow-backed column of several chunks: pl.from_pandas joins them, a copy,
             # where the Arrow route keeps them; Arrow's booleans: Flag.BIT_PACKED)
             raise Unroutable("plain numpy columns, Arrow strings and a default index only")

@@ -445,10 +445,13 @@ def _column(name: str, values: Any) -> Column:
         chunks = arrow.num_chunks
         if arrowkit.pa_module().types.is_boolean(arrow.type):
             flags = flags | _BIT_PACKED
+        if nulls and any(c.offset for c in arrow.chunks):
+            flags = flags | _SLICED  # (a bitmap at an offset: consumers may realign it)
     return Column(name, _dtype_name(values), _nbytes(values), nulls, chunks, flags)
 
 
 _BIT_PACKED = frozenset({Flag.BIT_PACKED})
+_SLICED = frozenset({Flag.SLICED})
 
 
 def _nbytes(values: Any) -> int:

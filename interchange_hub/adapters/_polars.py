@@ -47,6 +47,7 @@ _LAZY = frozenset({Flag.LAZYFRAME})
 _REBUILT = frozenset({Flag.REBUILT_ON_EXPORT})
 # A validity bitmap polars imported at a non-zero offset is realigned on every export.
 _BITMAP = frozenset({Flag.BITMAP_REBUILT_ON_EXPORT})
+_SLICED = frozenset({Flag.SLICED})
 
 
 def _pl() -> Any:
@@ -203,6 +204,10 @@ def _bitmap_flags(series: Any) -> frozenset[Flag]:
     except Exception:  # noqa: BLE001 - not exportable: the export edge reports it
         return frozenset()
     flags = arrowkit.nested_flags(first.type, first.chunks) if nested else frozenset()
+    if series.null_count() and any(c.offset for c in first.chunks):
+        # a slice of a column with nulls (df[1:]): exported at an offset, its bitmap is
+        # rebuilt by a consumer that realigns it (arrow-rs, polars' own import)
+        flags = flags | _SLICED
     if nested and "map<" in str(first.type):
         return flags | _REBUILT
     for a, b in zip(first.chunks, second.chunks, strict=True):
@@ -603,7 +608,9 @@ def _same(value: Any) -> Any:
 
 def _bitmaps_checked(export: Callable[[Any], Any], info: DataInfo) -> Callable[[Any], Any]:
     """``export`` after a check that polars realigns no validity bitmap of the columns
-    the plan saw with nulls and flat (it planned each shared: a copy=False route)."""
+    the plan saw with nulls and flat (it planned each shared: a copy=False route), and
+    that each is sliced as the plan saw it (``Flag.SLICED``: the route key leaves it out).
+    """
     nullable = [
         i
         for i, c in enumerate(info.columns)
@@ -613,8 +620,12 @@ def _bitmaps_checked(export: Callable[[Any], Any], info: DataInfo) -> Callable[[
     def checked(value: Any) -> Any:
         series = value.get_columns() if info.kind == Kind.TABLE else (value,)
         for i in nullable:
-            if Flag.BITMAP_REBUILT_ON_EXPORT in _bitmap_flags(series[i]):
+            flags = _bitmap_flags(series[i])
+            if Flag.BITMAP_REBUILT_ON_EXPORT in flags:
                 raise RouteChanged(f"polars realigns column {info.columns[i].name!r}'s bitmap")
+            if (Flag.SLICED in flags) != (Flag.SLICED in info.columns[i].flags):
+                # (a slice's bitmap at an offset, which a consumer may realign: planned)
+                raise RouteChanged(f"column {info.columns[i].name!r} is sliced, or no longer")
         return export(value)
 
     return checked

@@ -883,3 +883,26 @@ def test_an_ordered_dictionary_is_warned_as_arro3_drops_the_flag(hub: ih.Hub) ->
         hub.convert(table, to="arro3", strict=True)
     unordered = pa.table({"c": d.cast(pa.dictionary(pa.int32(), pa.string())), "n": [1, 2, 3]})
     hub.convert(unordered, to="arro3", strict=True)  # nothing lost: no warning, no refusal
+
+
+@pytest.mark.parametrize("source", ["polars frame", "polars series", "pandas int64[pyarrow]"])
+def test_a_slice_with_nulls_from_polars_or_pandas_is_a_copy_copy_false_refuses(
+    hub: ih.Hub, source: str
+) -> None:
+    # Found by a fuzzing review: at an offset, arrow-rs rebuilds the slice's validity
+    # bitmap; pyarrow sources were refused with copy=False, polars' df[1:] and pandas'
+    # Arrow-backed .iloc[1:] went through on a plan that claimed zero-copy. A route kept
+    # for the whole frame must not serve the slice either.
+    values = [1.0, None] * 500
+    whole: Any = {
+        "polars frame": pl.DataFrame({"c": values}),
+        "polars series": pl.Series("c", values),
+        "pandas int64[pyarrow]": pd.DataFrame({"c": pd.array([1, None] * 500, "int64[pyarrow]")}),
+    }[source]
+    for _ in range(2):  # planned, then kept
+        hub.convert(whole, to="arro3", copy=False)
+    part = whole.iloc[1:] if isinstance(whole, pd.DataFrame) else whole[1:]
+    assert not hub.plan(part, to="arro3").zero_copy
+    with pytest.raises(ih.CopyRequiredError, match="validity bitmap"):
+        hub.convert(part, to="arro3", copy=False)
+    assert len(hub.convert(part, to="arro3")) == 999

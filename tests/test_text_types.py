@@ -100,3 +100,18 @@ def test_a_large_string_series_is_shared_by_pandas_str_dtype(hub: ih.Hub, nulls:
         plan = fresh.plan(col, to="pandas")
         assert not plan.steps[-1].zero_copy and "builds its own" in str(plan)
         assert fresh.shared_bytes(col, fresh.convert(col, to="pandas")) == 0
+
+
+@pytest.mark.parametrize("kind", ["S", "U"])
+@pytest.mark.parametrize("target", ["pyarrow", "polars", "pandas", "nanoarrow"])
+def test_numpy_text_keeps_a_nul_inside_a_value(kind: str, target: str) -> None:
+    # Found by a fuzzing review: pa.array cuts a numpy text value at its first NUL
+    # (b"a\x00b" became b"a"), silently; numpy keeps it (only trailing NULs are padding).
+    values = [b"a\x00b", b"\x00b", b"ok", b"x\x00"]
+    arr = np.array(values if kind == "S" else [v.decode() for v in values])
+    expected = arr.tolist()  # (numpy's own values: b"x\x00" is b"x")
+    out = ih.convert(arr, to=target)
+    back = ih.convert(out, to="pyarrow")
+    assert back.to_pylist() == expected
+    table = ih.convert(np.stack([arr, arr], axis=1), to="pyarrow")
+    assert table.column(0).to_pylist() == expected

@@ -92,7 +92,30 @@ def array_of(arr: Any) -> Any:
         and arr.flags.c_contiguous
     ):
         return from_buffers(typ, arr.size, [None, py_buffer(arr)], 0)
+    if dtype.kind in "SU" and embedded_nul(arr):
+        return public(arr.tolist(), type=_text_type(dtype))
     return public(arr)
+
+
+def embedded_nul(arr: Any) -> bool:
+    """Whether a numpy text array (``S`` or ``U``) holds a NUL before another character
+    in a value: numpy keeps it (only trailing NULs are padding), and ``pa.array`` cuts
+    the value there (pyarrow 26: ``b"a\\x00b"`` becomes ``b"a"``), where its Python
+    values (``tolist``) keep it. A scan of the array's bytes."""
+    np = require("numpy")
+    width = arr.dtype.itemsize // (4 if arr.dtype.kind == "U" else 1)
+    if width < 2 or not arr.size:
+        return False
+    cells = (
+        np.ascontiguousarray(arr).reshape(-1).view(np.uint32 if arr.dtype.kind == "U" else np.uint8)
+    )
+    zero = cells.reshape(-1, width) == 0
+    return bool((zero[:, :-1] & ~zero[:, 1:]).any())
+
+
+def _text_type(dtype: Any) -> Any:
+    pa = require("pyarrow")
+    return pa.string() if dtype.kind == "U" else pa.binary()
 
 
 def wraps_buffer(dtype: Any) -> bool:

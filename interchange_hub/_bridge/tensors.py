@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
-from interchange_hub._bridge.arrow_native import array_of, wraps_buffer
+from interchange_hub._bridge.arrow_native import array_of, embedded_nul, wraps_buffer
 from interchange_hub._c.ndarray import ndarray_address
 from interchange_hub._core.deps import require
 from interchange_hub._core.device import CPU, Device
@@ -1158,12 +1158,16 @@ def ndarray_to_arrow(arr: Any, strict: bool = False, ctx: Context | None = None)
         made = arrowkit.text_type(ctx, plain)
         if made != plain:
             typ = getattr(pa, made)()
+
+            def text(values: Any) -> Any:  # (a NUL inside a value: see embedded_nul)
+                if embedded_nul(values):
+                    return pa.array(values.tolist(), type=typ)
+                return pa.array(values, type=typ)
+
             if ndim == 1:
-                return pa.array(arr, type=typ)
+                return text(arr)
             names = column_names(arr.shape[1])
-            return pa.Table.from_arrays(
-                [pa.array(arr[:, i], type=typ) for i in range(len(names))], names
-            )
+            return pa.Table.from_arrays([text(arr[:, i]) for i in range(len(names))], names)
     if ndim == 1:
         if arr.dtype.kind == "O":
             return objects_to_arrow(arr.tolist(), TENSOR_NAME, strict)

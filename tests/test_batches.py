@@ -149,3 +149,15 @@ def test_hub_method_matches_the_module_function() -> None:
     hub = ih.Hub(autoload=False)
     got = [len(b) for b in hub.iter_batches(table(9), to="pandas", batch_size=4)]
     assert got == [4, 4, 1]
+
+
+def test_a_sparse_tensor_is_refused_by_batch_size_with_what_to_do() -> None:
+    # Found by a fuzzing review: torch's own NotImplementedError (aten::as_strided on
+    # SparseCPU) came out of the loop, not an error of the hub's.
+    import torch
+
+    sparse = torch.tensor([0.0, 1.5, 0.0, 2.0]).to_sparse()
+    with pytest.raises(ih.InvalidOptionError, match=r"sparse.*to_dense\(\)"):
+        ih.iter_batches(sparse, to="torch", batch_size=2)
+    (whole,) = ih.iter_batches(sparse, to="torch")  # batch_size=None: as it is
+    assert whole.to_dense().tolist() == [0.0, 1.5, 0.0, 2.0]

@@ -15,9 +15,9 @@ import itertools
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
-from interchange_hub._core.info import Kind
+from interchange_hub._core.info import Flag, Kind
 from interchange_hub.adapter import ARROW
-from interchange_hub.errors import InvalidOptionError
+from interchange_hub.errors import ConversionError, InvalidOptionError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -75,6 +75,12 @@ def iter_batches(
             raise InvalidOptionError(
                 f"this {type(source).__name__} has no dimensions, so no rows to batch; "
                 "convert it with ih.convert"
+            )
+        if batch_size is not None and any(Flag.SPARSE in c.flags for c in info.columns):
+            raise InvalidOptionError(
+                f"this {type(source).__name__} is sparse, which has no rows to slice into "
+                "batches; make it dense first (.to_dense()), or convert it whole with "
+                "ih.convert (batch_size=None gives it whole, as one batch)"
             )
         hub.plan(source, to, **kwargs)  # an impossible target is refused before the loop
         return _tensor_batches(hub, source, info.shape[0] if info.shape else 0, to, batch_size,
@@ -180,4 +186,12 @@ def _tensor_batches(
     for start in range(0, rows, batch_size):
         if drop_last and start + batch_size > rows:
             return
-        yield hub.convert(source[start : start + batch_size], to, **kwargs)
+        try:
+            part = source[start : start + batch_size]
+        except Exception as exc:  # (the library's refusal, said as the hub's)
+            raise ConversionError(
+                f"cannot slice this {type(source).__name__} into batches of rows "
+                f"({type(exc).__name__}: {exc}); convert it whole with ih.convert, or give "
+                "it to iter_batches in a layout its library slices (a dense, strided array)"
+            ) from exc
+        yield hub.convert(part, to, **kwargs)

@@ -284,3 +284,16 @@ def test_the_hub_shares_through_the_native_calls_on_every_call(make: object) -> 
         out = hub.convert(source, to="polars")
         inside, total = shared_memory(hub, out, source)
         assert total > 0 and inside == total
+
+
+def test_int128_is_refused_by_tensors_when_planned() -> None:
+    # Found by a fuzzing review: polars -> numpy's fast path planned an Int128 frame (a
+    # "numeric" dtype), and the run failed in polars ("numpy has no 128-bit integer
+    # types"), a ConversionError asking for a bug report.
+    s = pl.Series("c", [2**100, 5, -(2**120), 0], dtype=pl.Int128)
+    for source, target in ((s.to_frame(), "numpy"), (s.to_frame(), "torch"), (s, "torch")):
+        with pytest.raises(ih.NoRouteError):
+            ih.plan(source, to=target)
+    with pytest.warns(ih.LossyConversionWarning, match="int128 -> decimal128"):
+        column = ih.convert(s, to="numpy")  # a column: Python Decimals, as planned
+    assert [int(v) for v in column] == s.to_list()

@@ -18,7 +18,7 @@ from interchange_hub._bridge import pandas_native, polars_native, tensors
 from interchange_hub._bridge.cow import share_on_write
 from interchange_hub._c.ndarray import ndarray_address
 from interchange_hub._core.deps import installed, require
-from interchange_hub._core.dtypes import common_dtype, is_numeric, itemsize
+from interchange_hub._core.dtypes import TENSOR_DTYPES, common_dtype, is_numeric, itemsize
 from interchange_hub._core.info import (
     NO_FLAGS,
     Column,
@@ -297,6 +297,8 @@ def _polars_to_numpy_estimate(ctx: Context) -> Estimate:
     cols = info.columns
     if not info.known or not cols or not is_numeric(cols[0].dtype):
         raise Unroutable("to_numpy shares only numeric data")
+    if cols[0].dtype not in TENSOR_DTYPES:  # (polars' Int128: numpy has no 128-bit integer)
+        raise Unroutable(f"numpy holds no {cols[0].dtype}")
     if any(c.nulls > 0 for c in cols):
         return _polars_nulls_estimate(ctx)
     if any(

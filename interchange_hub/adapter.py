@@ -24,6 +24,7 @@ from interchange_hub._c.ndarray import ndarray_address
 from interchange_hub._core.deps import installed, require
 from interchange_hub._core.device import CPU, Device, DeviceType
 from interchange_hub._core.dtypes import (
+    has_negative_scale,
     is_float,
     is_integer,
     is_numeric,
@@ -93,6 +94,7 @@ __all__ = [
     "cast_loss",
     "check_tensor_parts",
     "has_dunder",
+    "has_negative_scale",
     "installed",
     "is_arrow",
     "is_arrow_array",

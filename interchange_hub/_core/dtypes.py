@@ -9,6 +9,7 @@ here imports a data library.
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from typing import Any, Final
 
@@ -107,6 +108,15 @@ def mentions_fixed_offset(dtype: str) -> bool:
     """Whether a type, or a type nested in it, is a timestamp with a fixed-offset zone
     (``+01:00``) rather than a named one."""
     return "tz=+" in dtype or "tz=-" in dtype
+
+
+def has_negative_scale(dtype: str) -> bool:
+    """Whether a type, or a type nested in it, is a decimal of a negative scale (Arrow
+    allows it: 1E+5 as ``decimal128(5, -3)``), which polars and duckdb cannot read."""
+    return _NEGATIVE_SCALE.search(dtype) is not None
+
+
+_NEGATIVE_SCALE = re.compile(r"decimal(?:32|64|128|256)\(\d+, -\d+\)")
 
 
 def is_string_dictionary(dtype: str) -> bool:

@@ -256,7 +256,7 @@ def _pandas_to_numpy_bind(ctx: Context) -> Callable[[Any], Any]:
         if ctx.info.kind == Kind.TABLE and not all(Flag.ONE_BLOCK in c.flags for c in cols):
             # one dtype in several blocks: asked of pandas, as for several dtypes below
             # (Arrow-backed columns, int64[pyarrow], interleave into objects otherwise)
-            one = cols[0].dtype
+            one = tensors.np_module().dtype(cols[0].dtype)  # (parsed once, not per call)
             return lambda value: value.to_numpy(dtype=one)
         return _to_numpy_call
     strict, target = ctx.strict, ctx.target or "numpy"

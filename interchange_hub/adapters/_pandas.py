@@ -439,7 +439,7 @@ def _column(name: str, values: Any) -> Column:
     if numpy_backed and not _contiguous(values):
         flags = flags | _STRIDED
     chunks = 1
-    arrow = getattr(getattr(values, "array", values), "_pa_array", None)
+    arrow = _arrow_array(values)
     if arrow is not None and hasattr(arrow, "num_chunks"):
         # Arrow-backed: its chunks, and bits for booleans (to_numpy copies either)
         chunks = arrow.num_chunks
@@ -454,11 +454,16 @@ _BIT_PACKED = frozenset({Flag.BIT_PACKED})
 _SLICED = frozenset({Flag.SLICED})
 
 
+def _arrow_array(values: Any) -> Any:
+    """The pyarrow ChunkedArray an Arrow-backed Series or array holds (None else)."""
+    return getattr(getattr(values, "array", values), "_pa_array", None)
+
+
 def _nbytes(values: Any) -> int:
     """The bytes of a Series or array. An Arrow-backed one is counted chunk by chunk
     without asking pyarrow for an empty chunk: an empty union chunk (as IPC readers give
     it) has no type-ids buffer, and pyarrow's nbytes then reads a null pointer."""
-    arrow = getattr(getattr(values, "array", values), "_pa_array", None)
+    arrow = _arrow_array(values)
     if arrow is not None and hasattr(arrow, "chunks"):
         return arrowkit.nbytes(arrow.chunks)
     dtype = values.dtype
@@ -494,7 +499,7 @@ def _nulls(values: Any, numpy_backed: bool) -> int:
         if kind == "f":
             return int(np.count_nonzero(np.isnan(arr))) if np.isnan(arr.min()) else 0
         return int(np.count_nonzero(np.isnat(arr))) if _nat_min(arr.reshape(-1)) else 0
-    arrow = getattr(getattr(values, "array", values), "_pa_array", None)
+    arrow = _arrow_array(values)
     if arrow is not None and hasattr(arrow, "null_count"):
         return int(arrow.null_count)  # pyarrow-backed: Arrow keeps the count (no isna())
     return int(values.isna().sum()) if hasattr(values, "isna") else int(_pd().isna(values).sum())
@@ -1607,21 +1612,17 @@ def _is_extension(pa: Any, arrow_type: Any) -> bool:
     return bool(pa.types.is_union(arrow_type))
 
 
-# The names of pandas' own extension types (as arrowkit.dtype_name spells them)
-_PANDAS_OWN = ("extension<pandas.period<", "extension<pandas.interval<")
+# pandas' own extension types (PeriodDtype as pandas.period, IntervalDtype as
+# pandas.interval: pandas registers them with pyarrow), and their names as
+# arrowkit.dtype_name spells them (what the import's estimate reads)
+_PANDAS_OWN_TYPES = ("pandas.period", "pandas.interval")
+_PANDAS_OWN = tuple(f"extension<{name}<" for name in _PANDAS_OWN_TYPES)
 
 
 def _pandas_own(arrow_type: Any) -> bool:
-    """Whether an Arrow extension type is one pandas made of its own dtype (``PeriodDtype``
-    as ``pandas.period``, ``IntervalDtype`` as ``pandas.interval``): its
-    ``to_pandas_dtype()`` is a pandas dtype that reads Arrow (``__from_arrow__``)."""
-    try:
-        dtype = arrow_type.to_pandas_dtype()
-    except (NotImplementedError, TypeError, ValueError):
-        return False
-    return isinstance(dtype, _pd().api.extensions.ExtensionDtype) and hasattr(
-        dtype, "__from_arrow__"
-    )
+    """Whether an Arrow extension type is one pandas made of its own dtype: its
+    ``to_pandas_dtype()`` is that dtype, which reads Arrow (``__from_arrow__``)."""
+    return getattr(arrow_type, "extension_name", None) in _PANDAS_OWN_TYPES
 
 
 def _typed_categories(series: Any, arrow_type: Any) -> Any:

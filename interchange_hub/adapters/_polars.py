@@ -10,7 +10,6 @@ mutates the caller's frame (polars#21738). Import goes through ``pl.DataFrame`` 
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -19,7 +18,12 @@ from interchange_hub import arrowkit
 from interchange_hub._bridge import polars_native
 from interchange_hub._c.ndarray import ndarray_address
 from interchange_hub._core.deps import installed, require
-from interchange_hub._core.dtypes import is_numeric, is_string_dictionary, mentions_fixed_offset
+from interchange_hub._core.dtypes import (
+    has_negative_scale,
+    is_numeric,
+    is_string_dictionary,
+    mentions_fixed_offset,
+)
 from interchange_hub._core.info import (
     Column,
     Copy,
@@ -711,7 +715,7 @@ def _import_estimate(ctx: Context) -> Estimate:
     losses: list[Loss] = []
     views = info.rows >= VIEWS_FROM and _views_cast(ctx) and installed("pyarrow")
     for col in info.columns:
-        if _NEGATIVE_SCALE.search(col.dtype):
+        if has_negative_scale(col.dtype):
             raise Unroutable(
                 f"polars holds no decimal of a negative scale, and column {col.name!r} "
                 f"({col.dtype}) has one; cast it to a scale of 0 or more first (a decimal "
@@ -1094,11 +1098,6 @@ def _plain_layouts(pa: Any, data: Any) -> Any:
         columns = [arrowkit.plain_layout(c) for c in data.columns]
         return pa.table(columns, names=data.column_names)
     return arrowkit.plain_layout(data)
-
-
-# A decimal type of a negative scale (Arrow allows it: 1E+5 as decimal128(5, -3) holds 100),
-# anywhere in a type's name
-_NEGATIVE_SCALE = re.compile(r"decimal(?:32|64|128|256)\(\d+, -\d+\)")
 
 
 def _precision(dtype: str) -> int:

@@ -36,6 +36,7 @@ from interchange_hub.adapter import (
     Kind,
     Loss,
     Unroutable,
+    has_negative_scale,
     mixed_parts,
     report_losses,
     require,
@@ -379,14 +380,10 @@ def _relation_names(info: DataInfo) -> list[str]:
     return names
 
 
-# A decimal type of a negative scale (Arrow allows it), anywhere in a type's name
-_NEGATIVE_SCALE = re.compile(r"decimal(?:32|64|128|256)\(\d+, -\d+\)")
-
-
 def _plan_column(col: Column, zone: str) -> tuple[str, list[Loss]]:
     """What importing one column needs: a cast (described) and what the relation loses."""
     dtype, name = col.dtype, col.name
-    if _NEGATIVE_SCALE.search(dtype):
+    if has_negative_scale(dtype):
         raise Unroutable(
             f"column {name!r} ({dtype}) has a decimal of a negative scale, which duckdb "
             "cannot read (it fails inside duckdb); cast it to a scale of 0 or more first "

@@ -62,7 +62,7 @@ from interchange_hub._core.records import field, record
 from interchange_hub.errors import ConversionError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+    from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
     from contextlib import AbstractContextManager
 
 __all__ = [
@@ -91,6 +91,7 @@ __all__ = [
     "Scan",
     "Unroutable",
     "alignment_of",
+    "bytes_inside",
     "cast_loss",
     "check_tensor_parts",
     "has_dunder",
@@ -306,6 +307,30 @@ class Buffer:
             and self.address < other.address + other.size
             and other.address < self.address + self.size
         )
+
+
+def bytes_inside(buffers: Iterable[Buffer], others: Iterable[Buffer]) -> int:
+    """How many bytes of ``buffers`` lie inside ``others`` (on the same device). Each of
+    ``buffers`` counts the bytes of it that lie in any of ``others``, once: ``others``
+    are merged first, so that a buffer they repeat (chunks of a column over one buffer, a
+    polars Enum's categories in each chunk) does not count twice."""
+    merged: dict[str, list[list[int]]] = {}  # per device: disjoint [start, end) ranges
+    for other in sorted(others, key=lambda o: o.address):
+        if other.size <= 0:
+            continue
+        ranges = merged.setdefault(other.device, [])
+        lo, hi = other.address, other.address + other.size
+        if ranges and lo <= ranges[-1][1]:
+            ranges[-1][1] = max(ranges[-1][1], hi)
+        else:
+            ranges.append([lo, hi])
+    total = 0
+    for buf in buffers:
+        for lo, hi in merged.get(buf.device, ()):
+            start, end = max(buf.address, lo), min(buf.address + buf.size, hi)
+            if start < end:
+                total += end - start
+    return total
 
 
 class Adapter:

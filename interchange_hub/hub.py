@@ -10,7 +10,7 @@ from interchange_hub._engine.cache import RouteCache
 from interchange_hub._engine.planner import Planner
 from interchange_hub._engine.registry import Registry
 from interchange_hub._engine.router import Router
-from interchange_hub.adapter import Adapter
+from interchange_hub.adapter import Adapter, bytes_inside
 from interchange_hub.errors import InterchangeError, InvalidOptionError
 from interchange_hub.plugins import (
     DEFAULT_PLUGINS,
@@ -366,20 +366,14 @@ class Hub:
         return self.planner.source(obj)[1].buffers(obj)
 
     def shared_bytes(self, a: object, b: object) -> int:
-        """How many bytes of ``a``'s buffers lie inside ``b``'s buffers."""
+        """How many bytes of ``a``'s buffers lie inside ``b``'s buffers.
+
+        Each of ``a``'s buffers counts the bytes of it that lie in any of ``b``'s, once
+        (``b``'s buffers are merged first: chunks of a column that repeat one buffer, a
+        polars Enum's categories in each chunk, do not count it twice)."""
         if a is b:
             return sum(buf.size for buf in self.buffers(a))
-        others = self.buffers(b)
-        total = 0
-        for buf in self.buffers(a):
-            for other in others:
-                if buf.overlaps(other):
-                    lo, hi = (
-                        max(buf.address, other.address),
-                        min(buf.address + buf.size, other.address + other.size),
-                    )
-                    total += hi - lo
-        return total
+        return bytes_inside(self.buffers(a), self.buffers(b))
 
 
 def _check_as_dict(as_dict: object) -> None:

@@ -25,6 +25,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub._core.records import field, record
+from interchange_hub.adapter import bytes_inside
 from interchange_hub.errors import ConversionError, InvalidOptionError
 
 if TYPE_CHECKING:
@@ -122,14 +123,7 @@ def _shared(hub: Hub, value: object, source: Sequence[Any]) -> int:
         mine = hub.buffers(value)
     except Exception:  # noqa: BLE001 - a result the hub cannot read shares nothing it can prove
         return 0
-    total = 0
-    for buf in mine:
-        for other in source:
-            if buf.overlaps(other):
-                total += min(buf.address + buf.size, other.address + other.size) - max(
-                    buf.address, other.address
-                )
-    return total
+    return bytes_inside(mine, source)
 
 
 def run_partition(

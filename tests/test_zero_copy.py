@@ -130,6 +130,33 @@ def test_polars_enum_shares_and_categorical_copies(hub: ih.Hub) -> None:
         assert (hub.shared_bytes(series, result) >= total) is zero_copy
 
 
+def test_polars_enums_stay_enums_through_an_arrow_copy(hub: ih.Hub) -> None:
+    """copy=True of a Series, or of a frame of several chunks, goes through Arrow, where a
+    column (a ChunkedArray) cannot hold the field metadata that marks an Enum: the import
+    makes it an Enum of its dictionary again (it had become a Categorical)."""
+    many = pl.Enum([f"c{i}" for i in range(300)])  # 16-bit indices
+    for dtype in (pl.Enum(["b", "a", "c"]), many):
+        cats = dtype.categories.to_list()
+        series = pl.Series("e", [cats[2], None, cats[0], cats[1]] * 50, dtype=dtype)
+        frame = pl.DataFrame({"e": series, "n": range(len(series))})
+        chunked = pl.concat([frame, frame], rechunk=False)
+        lazy = chunked.lazy()
+        for src in (series, frame, chunked, lazy):
+            plan = hub.plan(src, to="polars", copy=True)
+            result = hub.convert(src, to="polars", copy=True)
+            got = result.collect() if isinstance(result, pl.LazyFrame) else result
+            want = src.collect() if isinstance(src, pl.LazyFrame) else src
+            assert got.dtype == dtype if isinstance(got, pl.Series) else got.schema == want.schema
+            assert got.equals(want), (type(src), str(plan))
+            assert "rebuilt as polars Categorical" not in str(plan)
+            if not isinstance(src, pl.LazyFrame):
+                assert_claim_holds(hub, plan, src, result)
+    # into pyarrow, a frame of several chunks keeps polars' mark (as df.to_arrow() does)
+    table = hub.convert(chunked, to="pyarrow")
+    assert table.schema.field("e").metadata == chunked.to_arrow().schema.field("e").metadata
+    assert pl.from_arrow(table).schema == chunked.schema
+
+
 def test_small_copies_are_claimed_too(hub: ih.Hub) -> None:
     """Validity bitmaps rebuilt from pandas masks or for sliced columns are copies."""
     masked = pd.DataFrame({"n": pd.array([1, None, 3] * 100, dtype="Int64")})

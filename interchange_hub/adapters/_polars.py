@@ -52,6 +52,12 @@ _REBUILT = frozenset({Flag.REBUILT_ON_EXPORT})
 # A validity bitmap polars imported at a non-zero offset is realigned on every export.
 _BITMAP = frozenset({Flag.BITMAP_REBUILT_ON_EXPORT})
 _SLICED = frozenset({Flag.SLICED})
+# A polars Enum: Arrow carries it as a string dictionary (its categories, in order) and
+# marks it Enum in field metadata only, which a column (a ChunkedArray) cannot hold. The
+# import into polars makes such a column an Enum of its dictionary again, not a
+# Categorical (copy=True of a Series, or of a frame of several chunks).
+ENUM = "polars:enum"
+_ENUM = frozenset({ENUM})
 
 
 def _pl() -> Any:
@@ -86,7 +92,10 @@ class PolarsAdapter(Adapter):
         if isinstance(obj, pl.LazyFrame):
             schema = obj.collect_schema()
             names = _arrow_names(schema)
-            cols = tuple(Column(n, names[n], -1, -1, -1, _LAZY) for n in schema)
+            cols = tuple(
+                Column(n, names[n], -1, -1, -1, _LAZY | _ENUM if isinstance(d, pl.Enum) else _LAZY)
+                for n, d in schema.items()
+            )
             return DataInfo(Kind.TABLE, cols)
         series = [obj] if isinstance(obj, pl.Series) else obj.get_columns()
         names = _arrow_names(pl.Schema({s.name: s.dtype for s in series}))
@@ -97,7 +106,7 @@ class PolarsAdapter(Adapter):
                 s.estimated_size(),
                 s.null_count(),
                 s.n_chunks(),
-                _REBUILT if s.dtype == pl.Categorical else _bitmap_flags(s),
+                _REBUILT if s.dtype == pl.Categorical else _column_flags(pl, s),
             )
             for s in series
         )
@@ -190,6 +199,11 @@ def _adjacent(series: Sequence[Any], cols: Sequence[Column]) -> bool:
         return False
     start, step = ndarray_address(arrays[0]), arrays[0].nbytes
     return all(ndarray_address(a) == start + i * step for i, a in enumerate(arrays))
+
+
+def _column_flags(pl: Any, series: Any) -> frozenset[str]:
+    flags = _bitmap_flags(series)
+    return flags | _ENUM if isinstance(series.dtype, pl.Enum) else flags
 
 
 def _bitmap_flags(series: Any) -> frozenset[Flag]:
@@ -355,13 +369,33 @@ def _export(value: Any, ctx: Context) -> Any:
         if installed("pyarrow"):
             pa = arrowkit.pa_module()
             cols = value.get_columns()
-            return pa.table([pa.chunked_array(s) for s in cols], names=[s.name for s in cols])
+            table = pa.table([pa.chunked_array(s) for s in cols], names=[s.name for s in cols])
+            return _enum_fields(
+                pl, pa, table, [c.name for c in ctx.info.columns if ENUM in c.flags]
+            )
         return value.rechunk()
     if isinstance(value, pl.DataFrame):
         large = _large_on_request(ctx)
         if large is not None:
             return large(value)
     return value
+
+
+def _enum_fields(pl: Any, pa: Any, table: Any, enums: Sequence[str]) -> Any:
+    """``table`` (pyarrow) with its columns named in ``enums`` marked polars Enums of
+    their dictionaries, in the field metadata polars itself writes for that Enum (what
+    ``pl.from_arrow`` reads back as an Enum, not a Categorical); zero-copy. A column of
+    no chunks (no dictionary to read the categories from) is left as it is."""
+    if not enums:
+        return table
+    fields = list(table.schema)
+    for i, field in enumerate(fields):
+        column = table.column(i)
+        if field.name in enums and pa.types.is_dictionary(field.type) and column.num_chunks:
+            enum = pl.Enum(column.chunk(0).dictionary.to_pylist())
+            marked = pa.schema(pl.Schema({field.name: enum})).field(0)
+            fields[i] = field.with_metadata(marked.metadata)
+    return pa.Table.from_arrays(table.columns, schema=pa.schema(fields, table.schema.metadata))
 
 
 def _large_on_request(ctx: Context) -> Callable[[Any], Any] | None:
@@ -737,7 +771,10 @@ def _import_estimate(ctx: Context) -> Estimate:
                 f"polars cannot import column {col.name!r} ({col.dtype}); cast it to a "
                 "duration or a struct of its fields first"
             )
-        reason = _import_copy_reason(col.dtype)
+        if ENUM in col.flags and col.dtype.startswith("dictionary<"):
+            reason = "a polars Enum's dictionary is rebuilt as polars Enum"
+        else:
+            reason = _import_copy_reason(col.dtype)
         if views and col.dtype in _VIEW_OF:
             why = (
                 f"polars stores {col.dtype} as {_VIEW_OF[col.dtype]}; pyarrow builds the "
@@ -880,7 +917,11 @@ def _import(value: Any, ctx: Context) -> Any:
     want = _want(ctx)
     if info.kind == Kind.COLUMN:
         objects = bool(info.columns) and _objects(info.columns[0].dtype)
-        series = _series(value, info.columns[0].name if info.columns else "", ctx.strict, objects)
+        name = info.columns[0].name if info.columns else ""
+        if info.columns and ENUM in info.columns[0].flags and installed("pyarrow"):
+            series = _frame(value, info, ctx.strict, name).to_series(0)
+        else:
+            series = _series(value, name, ctx.strict, objects)
         if want == Kind.COLUMN:
             return series
         return series.to_frame().lazy() if want == Kind.STREAM else series.to_frame()
@@ -906,7 +947,10 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any] | None:
         not info.known
         or not info.columns
         or any(
-            _needs_rewrite(c.dtype) or Flag.LAZYFRAME in c.flags or _objects(c.dtype)
+            _needs_rewrite(c.dtype)
+            or Flag.LAZYFRAME in c.flags
+            or ENUM in c.flags
+            or _objects(c.dtype)
             for c in info.columns
         )
         or not installed("pyarrow")
@@ -1323,12 +1367,26 @@ def _objects(dtype: str) -> bool:
     return dtype in ("object", "objects") or dtype.startswith("py:")
 
 
-def _frame(value: Any, info: DataInfo, strict: bool = False) -> Any:
+def _frame(value: Any, info: DataInfo, strict: bool = False, column: str | None = None) -> Any:
+    """``value`` (Arrow data, a table; ``column``: a column, imported as a frame of it
+    under that name) as a polars DataFrame."""
     pl = _pl()
     rewrite = any(_needs_rewrite(c.dtype) for c in info.columns)
     objects = any(_objects(c.dtype) for c in info.columns)  # types known once read
-    if (rewrite or objects or any(c.chunks != 1 for c in info.columns)) and installed("pyarrow"):
-        table = _for_polars(arrowkit.pa_module(), arrowkit.read_table(value), strict, objects)
+    enums = [c.name for c in info.columns if ENUM in c.flags]
+    if (
+        rewrite
+        or objects
+        or enums
+        or column is not None
+        or any(c.chunks != 1 for c in info.columns)
+    ) and installed("pyarrow"):
+        pa = arrowkit.pa_module()
+        if column is None:
+            data = arrowkit.read_table(value)
+        else:
+            data = pa.table({column: arrowkit.read_column(value)})
+        table = _enum_fields(pl, pa, _for_polars(pa, data, strict, objects), enums)
         return _compacting(lambda t: pl.from_arrow(t, rechunk=False), table)
     if installed("pyarrow"):
         frame = polars_native.arrow_makers()[0]  # pl.DataFrame's own end: see _import_bind

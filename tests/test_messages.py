@@ -351,3 +351,18 @@ def test_a_decimal_of_a_negative_scale_is_refused_by_polars_with_what_to_do() ->
     table = pa.table({"d": pa.array([decimal.Decimal("1E+5")], pa.decimal128(5, -3))})
     with pytest.raises(ih.NoRouteError, match=r"negative scale, and column 'd' .*scale of 0"):
         ih.Hub(autoload=False).convert(table, to="polars")
+
+
+def test_a_pandas_object_column_of_several_types_names_them_and_what_to_do(hub: ih.Hub) -> None:
+    """pandas infers "mixed" for strings beside floats and for lists beside arrays, which
+    pyarrow reads: only where pyarrow fails is the column named, with its Python types."""
+    frame = pd.DataFrame({"n": [1, 2, 3], "a": pd.Series(["x", 1.5, None], dtype=object)})
+    for src, call in ((frame, "frame['a'].astype(str)"), (frame["a"], "series.astype(str)")):
+        for to in ("pyarrow", "polars"):
+            with pytest.raises(ih.ConversionError) as info:
+                hub.convert(src, to=to)
+            message = str(info.value)
+            assert "column 'a'" in message and "2 Python types (float, str)" in message
+            assert call in message and "step " not in message, message
+    arrays = pd.DataFrame({"a": pd.Series([np.arange(3), [1, 2]], dtype=object)})
+    assert hub.convert(arrays, to="pyarrow").column("a").to_pylist() == [[0, 1, 2], [1, 2]]

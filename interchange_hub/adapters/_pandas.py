@@ -62,7 +62,7 @@ from interchange_hub.adapter import (
     mixed_parts,
     with_context,
 )
-from interchange_hub.errors import NoRouteError
+from interchange_hub.errors import ConversionError, NoRouteError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -654,8 +654,55 @@ def _exported(col: Column) -> Column:
 
 def _export(value: Any, ctx: Context) -> Any:
     if any(c.dtype in ("py:int64", "py:uint64") for c in ctx.info.columns):
-        return _objects_of_ints(value)
+        try:
+            return _objects_of_ints(value)
+        except Exception as exc:
+            raise _objects_explained(value, exc) from exc
+    if any(c.dtype.startswith("py:") for c in ctx.info.columns):
+        return _ObjectsExplained(value)
     return arrowkit.ArrowStreamProducer(value)
+
+
+class _ObjectsExplained(arrowkit.ArrowStreamProducer):
+    """pandas' stream of data with object columns, whose Arrow types show only as pyarrow
+    reads them: where it cannot (a column of strings and floats), the error names the
+    column, the Python types in it and what to do (:func:`_objects_explained`)."""
+
+    __slots__ = ()
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        try:
+            return super().__arrow_c_stream__(requested_schema)
+        except Exception as exc:
+            raise _objects_explained(self._producer, exc) from exc
+
+
+def _objects_explained(value: Any, exc: Exception) -> Exception:
+    """A ConversionError for the first object column of pandas data ``value`` that holds
+    values of more than one Python type (pandas' ``infer_dtype`` says "mixed..."), where
+    pyarrow failed on it (``exc``, an Arrow error); ``exc`` itself for any other failure."""
+    pa = arrowkit.pa_module()
+    same: Exception = exc
+    if not isinstance(exc, (pa.ArrowInvalid, pa.ArrowTypeError)):
+        return same
+    pd = _pd()
+    columns = [value] if isinstance(value, pd.Series) else [s for _, s in value.items()]
+    for s in columns:
+        if s.dtype != object or not pd.api.types.infer_dtype(s, skipna=True).startswith("mixed"):
+            continue
+        kinds = sorted({type(v).__name__ for v in s[s.notna()].tolist()})
+        if len(kinds) < 2:
+            continue
+        name = s.name
+        it = "series" if isinstance(value, pd.Series) else f"frame[{name!r}]"
+        return ConversionError(
+            f"pyarrow cannot read pandas column {name!r} (dtype object): it holds values "
+            f"of {len(kinds)} Python types ({', '.join(kinds[:6])}), and an Arrow column "
+            f"holds one type ({type(exc).__name__}: {exc}). Make it one type first, for "
+            f"example {it}.astype(str), or pd.to_numeric({it}, errors='coerce') for "
+            "numbers (what does not parse becomes NaN)"
+        )
+    return same
 
 
 def _objects_of_ints(value: Any) -> Any:

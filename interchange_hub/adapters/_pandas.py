@@ -657,7 +657,10 @@ def _export(value: Any, ctx: Context) -> Any:
         try:
             return _objects_of_ints(value)
         except Exception as exc:
-            raise _objects_explained(value, exc) from exc
+            explained = _objects_explained(value, exc)
+            if explained is exc:
+                raise
+            raise explained from exc
     if any(c.dtype.startswith("py:") for c in ctx.info.columns):
         return _ObjectsExplained(value)
     return arrowkit.ArrowStreamProducer(value)
@@ -674,7 +677,10 @@ class _ObjectsExplained(arrowkit.ArrowStreamProducer):
         try:
             return super().__arrow_c_stream__(requested_schema)
         except Exception as exc:
-            raise _objects_explained(self._producer, exc) from exc
+            explained = _objects_explained(self._producer, exc)
+            if explained is exc:
+                raise
+            raise explained from exc
 
 
 def _objects_explained(value: Any, exc: Exception) -> Exception:

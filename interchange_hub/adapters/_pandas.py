@@ -661,7 +661,7 @@ def _export(value: Any, ctx: Context) -> Any:
             if explained is exc:
                 raise
             raise explained from exc
-    if any(c.dtype.startswith("py:") for c in ctx.info.columns):
+    if any(c.dtype == "py:objects" for c in ctx.info.columns):  # (what pandas calls mixed)
         return _ObjectsExplained(value)
     return arrowkit.ArrowStreamProducer(value)
 

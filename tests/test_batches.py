@@ -161,3 +161,25 @@ def test_a_sparse_tensor_is_refused_by_batch_size_with_what_to_do() -> None:
         ih.iter_batches(sparse, to="torch", batch_size=2)
     (whole,) = ih.iter_batches(sparse, to="torch")  # batch_size=None: as it is
     assert whole.to_dense().tolist() == [0.0, 1.5, 0.0, 2.0]
+
+
+def test_a_pandas_index_is_left_out_of_tensor_batches_as_from_the_whole_frame() -> None:
+    """The index travels as Arrow columns, which lose their index flag in the batches:
+    into a tensor, or with as_dict=True, they are left out as ih.convert leaves them out;
+    into a table they stay (into pandas, as the index again)."""
+    frame = pd.DataFrame(
+        {"a": [1.0, 2.0, 3.0, 4.0, 5.0], "b": [5.0, 6.0, 7.0, 8.0, 9.0]},
+        index=pd.Index([10, 20, 30, 40, 50], name="k"),
+    )
+    whole = ih.convert(frame, to="numpy")
+    batches = list(ih.iter_batches(frame, to="numpy", batch_size=2))
+    assert [b.shape for b in batches] == [(2, 2), (2, 2), (1, 2)]
+    assert np.array_equal(np.concatenate(batches), whole)
+    tensors = list(ih.iter_batches(frame, to="torch", batch_size=3))
+    assert torch.equal(torch.cat(tensors), torch.from_numpy(whole))
+    dicts = list(ih.iter_batches(frame, to="numpy", batch_size=2, as_dict=True))
+    assert [list(d) for d in dicts] == [list(ih.convert(frame, to="numpy", as_dict=True))] * 3
+    frames = list(ih.iter_batches(frame, to="pandas", batch_size=2))
+    assert pd.concat(frames).equals(frame)
+    tables = list(ih.iter_batches(frame, to="pyarrow", batch_size=2))
+    assert all(t.schema.names == ih.convert(frame, to="pyarrow").schema.names for t in tables)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from interchange_hub import arrowkit
 from interchange_hub._core.info import Flag, Kind
 from interchange_hub.adapter import ARROW
-from interchange_hub.errors import ConversionError, InvalidOptionError
+from interchange_hub.errors import ConversionError, InterchangeError, InvalidOptionError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -88,8 +88,26 @@ def iter_batches(
     # The way to Arrow is planned now: a source that cannot get there fails here.
     plan = planner.plan_to_node(source, ARROW)
     kind = Kind.COLUMN if info.kind == Kind.COLUMN else Kind.TABLE
-    return _converted(hub, _table_batches(planner, source, plan, kind, batch_size, drop_last),
-                      to, kwargs)  # fmt: skip
+    batches = _table_batches(planner, source, plan, kind, batch_size, drop_last)
+    index = _index_left_out(hub, source, info, to, as_dict)
+    if index:
+        batches = (b.drop_columns([n for n in index if n in b.schema.names]) for b in batches)
+    return _converted(hub, batches, to, kwargs)
+
+
+def _index_left_out(hub: Hub, source: object, info: Any, to: object, as_dict: bool) -> list[str]:
+    """The index columns (a pandas frame's own index, travelling as columns) that the
+    whole conversion leaves out, and so each batch: into a tensor, or with as_dict=True,
+    as ``DataFrame.to_numpy()`` does. A table keeps them as columns (into pandas, as its
+    index again). In the Arrow batches they are plain columns: their flag is gone."""
+    index = [c.name for c in info.columns if Flag.INDEX in c.flags]
+    if not index or as_dict:
+        return index
+    try:
+        steps = hub.plan(source, to).steps
+    except InterchangeError:  # (each batch's conversion says what fails)
+        return []
+    return index if steps and steps[-1].estimate.out.kind == Kind.TENSOR else []
 
 
 def _table_batches(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import polars as pl
@@ -144,8 +146,8 @@ def test_polars_enums_stay_enums_through_an_arrow_copy(hub: ih.Hub) -> None:
         for src in (series, frame, chunked, lazy):
             plan = hub.plan(src, to="polars", copy=True)
             result = hub.convert(src, to="polars", copy=True)
-            got = result.collect() if isinstance(result, pl.LazyFrame) else result
-            want = src.collect() if isinstance(src, pl.LazyFrame) else src
+            got: Any = result.collect() if isinstance(result, pl.LazyFrame) else result
+            want: Any = src.collect() if isinstance(src, pl.LazyFrame) else src
             assert got.dtype == dtype if isinstance(got, pl.Series) else got.schema == want.schema
             assert got.equals(want), (type(src), str(plan))
             assert "rebuilt as polars Categorical" not in str(plan)
@@ -154,7 +156,8 @@ def test_polars_enums_stay_enums_through_an_arrow_copy(hub: ih.Hub) -> None:
     # into pyarrow, a frame of several chunks keeps polars' mark (as df.to_arrow() does)
     table = hub.convert(chunked, to="pyarrow")
     assert table.schema.field("e").metadata == chunked.to_arrow().schema.field("e").metadata
-    assert pl.from_arrow(table).schema == chunked.schema
+    back: Any = pl.from_arrow(table)
+    assert back.schema == chunked.schema
 
 
 def test_small_copies_are_claimed_too(hub: ih.Hub) -> None:

@@ -253,6 +253,30 @@ def test_numpy_masked_arrays_keep_or_report_their_mask(hub: ih.Hub) -> None:
         hub.convert(masked, to="torch")
 
 
+@pytest.mark.parametrize("rows", [4, 5000])  # below and above the small-array gather
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_2d_masked_arrays_keep_their_masks_as_nulls_of_their_columns(
+    hub: ih.Hub, rows: int, order: str
+) -> None:
+    # Found by a review: a small C-ordered one lost its mask (its masked value came back
+    # as data, strict=True too); a large one into torch failed with pyarrow's error.
+    data = np.asarray(np.arange(rows * 2).reshape(rows, 2), order=order)
+    mask = np.zeros(data.shape, bool)
+    mask[0, 1] = mask[3, 0] = True
+    masked = np.ma.masked_array(data, mask=mask)
+    table = hub.convert(masked, to="pyarrow", strict=True)
+    assert [c.null_count for c in table.columns] == [1, 1]
+    assert table.column(1)[0].as_py() is None and table.column(0)[0].as_py() == 0
+    assert hub.convert(masked, to="polars").row(0) == (0, None)
+    plan = str(hub.plan(masked, to="pyarrow"))
+    assert plan.count("the numpy mask becomes an Arrow validity bitmap") == 2, plan
+    with pytest.raises(ih.LossyConversionError, match="column 'column_1'"):
+        hub.convert(masked, to="torch", strict=True)
+    with pytest.warns(ih.LossyConversionWarning, match="nulls become NaN"):
+        tensor = hub.convert(masked, to="torch")
+    assert tensor[0, 0] == 0 and tensor[0, 1].isnan() and tensor[3, 0].isnan()
+
+
 def test_copy_true_pandas_categoricals_are_writable(hub: ih.Hub) -> None:
     frame = pd.DataFrame({"c": pd.Categorical(["a", "b", "a"])})
     out = hub.convert(frame, to="pandas", copy=True)

@@ -1105,7 +1105,14 @@ def estimate_from_tensor(info: DataInfo, ctx: Context | None = None) -> Estimate
                 )
                 for c in copies
             ]
-        cols = tuple(Column(n, _arrow_dtype(dtype, ctx), per_col, 0) for n in names)
+        # A 2-D numpy.ma.MaskedArray: its masked values are nulls of the columns they lie
+        # in, which its description (one count for the whole tensor) does not tell apart:
+        # counted when read (nulls -1), and each column's mask becomes a validity bitmap.
+        nulls = -1 if col.nulls > 0 else 0
+        if nulls:
+            reason = "the numpy mask becomes an Arrow validity bitmap"
+            copies += [Copy(n, -(-shape[0] // 8), reason) for n in names]
+        cols = tuple(Column(n, _arrow_dtype(dtype, ctx), per_col, nulls) for n in names)
         out = DataInfo(Kind.TABLE, cols, rows=shape[0])
         return Estimate(
             out,
@@ -1201,7 +1208,8 @@ def ndarray_to_arrow(arr: Any, strict: bool = False, ctx: Context | None = None)
             # the estimate says. Larger ones are gathered by pyarrow, into its pool (1e7
             # rows: 55 ms, against 78 for numpy's copy into new pages).
             small = layout == "C" and rows > 1 and arr.nbytes < ALIGN_FROM_BYTES
-            if small and wraps_buffer(arr.dtype):
+            if small and wraps_buffer(arr.dtype) and type(arr) is np_module().ndarray:
+                # (not a masked array: np.asfortranarray would drop its mask)
                 arr = np_module().asfortranarray(arr)
             columns = [array_of(arr[:, i]) for i in range(width)]
         return pa.Table.from_arrays(columns, names)  # (pa.table of a dict: 2 us more)

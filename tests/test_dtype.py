@@ -145,3 +145,28 @@ def test_a_column_of_no_chunks_is_an_empty_tensor_as_one_empty_chunk_is(
         one = hub.convert(pa.chunked_array([sample.slice(0, 0)]), to="numpy")
         none = hub.convert(pa.chunked_array([], sample.type), to="numpy")
     assert none.shape == one.shape and none.dtype == one.dtype
+
+
+@pytest.mark.parametrize("to", ["numpy", "torch"])
+def test_an_integer_dtype_refuses_nulls_it_cannot_hold(hub: ih.Hub, to: str) -> None:
+    # Found by a review: the plan said "cast float64 -> int32", and the result was float64
+    # with NaN, dtype= silently ignored. A float dtype takes them as NaN.
+    sources = [
+        pa.table({"n": [1, 2, 3], "a": pa.array([1, None, 3])}),
+        pa.array([1, None, 3]),
+        pl.DataFrame({"a": [1, None, 3]}),
+        pd.Series([1, None, 3], dtype="Int64", name="a"),
+    ]
+    for source in sources:
+        with pytest.raises(ih.NoRouteError, match="holds nulls, which a tensor of dtype='int32'"):
+            hub.plan(source, to=to, dtype="int32")
+        with pytest.warns(ih.LossyConversionWarning, match="nulls become NaN"):
+            out = hub.convert(source, to=to, dtype="float32")
+        assert str(out.dtype).endswith("float32")
+    # a stream's nulls show when it is read: refused then
+    schema = pa.schema([("a", pa.int64())])
+    reader = pa.RecordBatchReader.from_batches(
+        schema, [pa.record_batch([[1, None]], schema=schema)]
+    )
+    with pytest.raises(ih.NoRouteError, match="column 'a' holds nulls"):
+        hub.convert(reader, to=to, dtype="int32")

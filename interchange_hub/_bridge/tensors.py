@@ -42,6 +42,7 @@ from interchange_hub._core.info import (
     Loss,
     Unroutable,
     alignment_of,
+    label,
     report_losses,
 )
 from interchange_hub.adapter import Buffer, Context
@@ -327,12 +328,22 @@ def _cast_plan(info: DataInfo, planned: list[_Planned], want: str | None) -> lis
         if dtype != to:
             if not _castable(col.dtype):
                 raise Unroutable(f"column {col.name!r} ({col.dtype}) cannot be cast to {to}")
+            if want and col.nulls > 0 and not to.startswith("float"):
+                raise Unroutable(_nulls_refused(col.name, to))
             why = f"dtype={want!r}" if want else "the columns share one dtype, as to_numpy() does"
             reason = f"cast {dtype} -> {to} ({why}; values it cannot hold are warned when run)"
             copies = [*copies, Copy(col.name, col.nbytes, reason)]
             dtype = to
         out.append((dtype, copies, losses))
     return out
+
+
+def _nulls_refused(name: str, to: str) -> str:
+    return (
+        f"{label(name)} holds nulls, which a tensor of dtype={to!r} cannot hold; fill them "
+        "first (pyarrow.compute.fill_null, polars' fill_null, pandas' fillna), or ask for a "
+        "float dtype, in which they become NaN"
+    )
 
 
 def _not_0_or_1(col: Any) -> bool:
@@ -342,11 +353,12 @@ def _not_0_or_1(col: Any) -> bool:
     return bool(pc.any(odd).as_py())
 
 
-def cast_checked(data: Any, to: str, strict: bool) -> Any:
+def cast_checked(data: Any, to: str, strict: bool, asked: bool = False) -> Any:
     """pyarrow ``data`` (Table or column) with its columns cast to ``to``; a column whose
     values the cast cannot keep (an integer above 2**53 into float64, a fraction or an
     overflow into an integer) is reported as lossy (strict=True: refused before any
-    result exists)."""
+    result exists). ``asked``: ``to`` is the user's dtype=, which a column with nulls is
+    refused where it holds no NaN (the planned common dtype lets them become float64)."""
     pa = arrowkit.pa_module()
     target = pa.from_numpy_dtype(np_module().dtype(to))
     float64 = pa.float64()
@@ -355,6 +367,8 @@ def cast_checked(data: Any, to: str, strict: bool) -> Any:
     def cast(name: str, col: Any) -> Any:
         if col.type == target:
             return col
+        if asked and col.null_count and not pa.types.is_floating(target):  # (unplanned nulls)
+            raise NoRouteError(_nulls_refused(name, to))
         if target == float64 and col.null_count and pa.types.is_integer(col.type):
             # Integers with nulls become float64 anyway (column_to_ndarray), and the plan
             # warned of them already: "integers above 2**53 lose precision".
@@ -453,11 +467,16 @@ def arrow_to_tensor(value: Any, ctx: Context, dlpack_only: bool, cast_to: Any = 
         index = [c.name for c in info.columns if Flag.INDEX in c.flags]
         if index:
             data = data.drop_columns([n for n in index if n in data.column_names])
+    to = planned_cast(ctx, dlpack_only) if cast_to is _UNSET else cast_to
     if any(c.nulls < 0 for c in info.columns):
         if info.kind == Kind.COLUMN:
             actual = arrowkit.describe_column(data, info.columns[0].name if info.columns else "")
         else:
             actual = arrowkit.describe_table(data)
+        if ctx.dtype and to is not None and not to.startswith("float"):  # (before warnings)
+            for c in actual.columns:
+                if c.nulls > 0:
+                    raise NoRouteError(_nulls_refused(c.name, to))
         try:
             losses = estimate_to_tensor(actual, dlpack_only).losses
         except Unroutable as exc:
@@ -468,9 +487,8 @@ def arrow_to_tensor(value: Any, ctx: Context, dlpack_only: bool, cast_to: Any = 
     nan_nulls = {c.name for c in info.columns if Flag.NAN_IS_NULL in c.flags}
     if nan_nulls:
         data = _drop_validity(data, nan_nulls)
-    to = planned_cast(ctx, dlpack_only) if cast_to is _UNSET else cast_to
     if to is not None:
-        data = cast_checked(data, to, ctx.strict)
+        data = cast_checked(data, to, ctx.strict, asked=ctx.dtype is not None)
     elif any("time64[ns]" in c.dtype for c in info.columns):
         data = _nanoseconds_cut(data, info, ctx.strict)
     if (

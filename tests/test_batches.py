@@ -183,3 +183,18 @@ def test_a_pandas_index_is_left_out_of_tensor_batches_as_from_the_whole_frame() 
     assert pd.concat(frames).equals(frame)
     tables = list(ih.iter_batches(frame, to="pyarrow", batch_size=2))
     assert all(t.schema.names == ih.convert(frame, to="pyarrow").schema.names for t in tables)
+
+
+def test_copy_false_and_strict_hold_on_the_way_to_the_batches() -> None:
+    """Found by a review: the source's way to Arrow was planned without the options, so
+    copy=False let a copy through (pandas objects encoded as Arrow strings) and
+    strict=True a loss (polars Int128 as decimal128)."""
+    strings = pd.DataFrame({"s": pd.Series(["a", "b", "c", "d"], dtype=object)})
+    with pytest.raises(ih.CopyRequiredError, match="column 's' is copied"):
+        ih.iter_batches(strings, to="pyarrow", batch_size=2, copy=False)
+    assert [len(b) for b in ih.iter_batches(strings, to="pyarrow", batch_size=2)] == [2, 2]
+    wide = pl.DataFrame({"a": pl.Series([1, 2], dtype=pl.Int128)})
+    with pytest.raises(ih.LossyConversionError, match="int128"):
+        ih.iter_batches(wide, to="pyarrow", batch_size=1, strict=True)
+    with pytest.raises(ih.LossyConversionError, match="int128"):
+        ih.convert(wide, to="pyarrow", strict=True, as_dict=True)

@@ -86,7 +86,7 @@ def iter_batches(
         return _tensor_batches(hub, source, info.shape[0] if info.shape else 0, to, batch_size,
                                drop_last, kwargs)  # fmt: skip
     # The way to Arrow is planned now: a source that cannot get there fails here.
-    plan = planner.plan_to_node(source, ARROW)
+    plan = planner.plan_to_node(source, ARROW, copy, strict)
     kind = Kind.COLUMN if info.kind == Kind.COLUMN else Kind.TABLE
     batches = _table_batches(planner, source, plan, kind, batch_size, drop_last)
     index = _index_left_out(hub, source, info, to, as_dict)
@@ -140,16 +140,19 @@ def _collection_batches(
         for batch in _tensor_rebatch(hub, pieces, batch_size, drop_last):
             yield hub.convert(batch, to, **kwargs)
         return
-    batches = arrowkit.rebatch(_arrow_pieces(hub, pieces), batch_size, drop_last=drop_last)
+    arrow = _arrow_pieces(hub, pieces, kwargs["copy"], kwargs["strict"])
+    batches = arrowkit.rebatch(arrow, batch_size, drop_last=drop_last)
     yield from _converted(hub, batches, to, kwargs)
 
 
-def _arrow_pieces(hub: Hub, objects: Iterable[Any]) -> Iterator[Any]:
+def _arrow_pieces(
+    hub: Hub, objects: Iterable[Any], copy: bool | None, strict: bool
+) -> Iterator[Any]:
     planner = hub.planner
     for obj in objects:
         info = hub.describe(obj)
         kind = Kind.COLUMN if info.kind == Kind.COLUMN else Kind.TABLE
-        value = planner.run(obj, planner.plan_to_node(obj, ARROW))
+        value = planner.run(obj, planner.plan_to_node(obj, ARROW, copy, strict))
         yield from arrowkit.pieces_of(value, kind)
 
 

@@ -205,7 +205,7 @@ class Planner:
             return collection.convert(self.hub, to, options)
         columns = self._cached_columns(obj, copy)
         if columns is None:
-            columns = self._split(obj, copy, remember=True)[1]
+            columns = self._split(obj, copy, strict, remember=True)[1]
         return {name: self.convert(col, to, copy, device, strict, dtype) for name, col in columns}
 
     def _cached_columns(self, obj: object, copy: bool | None) -> list[tuple[str, Any]] | None:
@@ -248,7 +248,7 @@ class Planner:
                 f"planning as_dict=True would read the one-shot {type(obj).__name__}; read "
                 "it into a table first and plan the table"
             )
-        head, columns = self._split(obj, copy)
+        head, columns = self._split(obj, copy, strict)
         plans = tuple(
             (name, self.plan(col, to, copy, device, strict, dtype)) for name, col in columns
         )
@@ -256,10 +256,12 @@ class Planner:
         return replace(head, target=f"dict[str, {target}]", columns=plans)
 
     def _split(
-        self, obj: object, copy: bool | None, remember: bool = False
+        self, obj: object, copy: bool | None, strict: bool, remember: bool = False
     ) -> tuple[Plan, list[tuple[str, Any]]]:
-        """The plan to Arrow and the named columns; with ``remember``, the way is kept for
-        objects of ``obj``'s route key (when it is lossless and ``obj`` can be read twice)."""
+        """The plan to Arrow and the named columns (``strict``: a loss on the way there is
+        refused); with ``remember``, the way is kept for objects of ``obj``'s route key
+        (when it is lossless and ``obj`` can be read twice: then ``strict`` changes
+        nothing)."""
         generation = self._cache.generation
         start, source = self.source(obj)
         info = self.describe(source, obj)
@@ -268,7 +270,7 @@ class Planner:
                 f"as_dict=True gives one result per column of a table, and this "
                 f"{type(obj).__name__} is a tensor; convert it without as_dict"
             )
-        request = Request(ARROW, copy=False if copy is False else None)
+        request = Request(ARROW, copy=False if copy is False else None, strict=strict)
         plan = self._router.plan(obj, start, source, info, request)
         kind = Kind.COLUMN if info.kind == Kind.COLUMN else Kind.TABLE
         index = {c.name for c in info.columns if Flag.INDEX in c.flags}
@@ -296,10 +298,14 @@ class Planner:
             )
         return plan, named
 
-    def plan_to_node(self, obj: object, node: str) -> Plan:
-        """Plan the way to a protocol node (``"arrow"`` or ``"dlpack"``), for exports."""
+    def plan_to_node(
+        self, obj: object, node: str, copy: bool | None = None, strict: bool = False
+    ) -> Plan:
+        """Plan the way to a protocol node (``"arrow"`` or ``"dlpack"``), for exports and
+        batches: ``copy=False`` refuses a way that copies, ``strict`` one that loses."""
         start, source = self.source(obj)
-        return self._router.plan(obj, start, source, self.describe(source, obj), Request(node))
+        request = Request(node, copy=False if copy is False else None, strict=strict)
+        return self._router.plan(obj, start, source, self.describe(source, obj), request)
 
     def run(self, obj: object, plan: Plan) -> Any:
         """Run a plan made by :meth:`plan` or :meth:`plan_to_node` for ``obj``."""

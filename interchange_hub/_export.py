@@ -179,6 +179,14 @@ def _dlpack(
     dl_device: tuple[int, int] | None = None,
     copy: bool | None = None,
 ) -> object:
+    plan = self._plans[DLPACK]
+    if copy is False and not plan.zero_copy:
+        # (the DLPack standard: copy=False raises BufferError where a copy is needed)
+        copied = ", ".join(dict.fromkeys(c.reason for c in plan.copies)) or "a copy"
+        raise BufferError(
+            f"copy=False, but the {plan.source} data reaches DLPack only by a copy "
+            f"({copied}); call __dlpack__ without copy=False to allow it"
+        )
     value = self._value(DLPACK)
     kwargs: dict[str, Any] = {"stream": stream}
     if max_version is not None:

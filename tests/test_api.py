@@ -94,6 +94,20 @@ def test_export_exposes_the_protocols_that_apply(hub: ih.Hub) -> None:
     assert pa.table(strings).num_rows == pa.table(strings).num_rows == 1
 
 
+def test_export_dlpack_copy_false_raises_buffer_error_where_the_route_copies(
+    hub: ih.Hub,
+) -> None:
+    # The DLPack standard: copy=False raises BufferError where a copy is needed (it was
+    # passed on to the array the route had copied already).
+    chunked = pa.chunked_array([[1, 2], [3]])
+    with pytest.raises(BufferError, match="2 chunks are concatenated"):
+        np.from_dlpack(hub.export(chunked), copy=False)
+    assert np.from_dlpack(hub.export(chunked)).tolist() == [1, 2, 3]
+    one = pa.array([1, 2, 3])
+    shared = np.from_dlpack(hub.export(one), copy=False)
+    assert hub.shared_bytes(shared, one) == shared.nbytes
+
+
 def test_export_device_array_follows_the_kwargs_rule(hub: ih.Hub) -> None:
     exported = hub.export(pa.array([1, 2]))
     schema, array = exported.__arrow_c_device_array__(future_option=None)

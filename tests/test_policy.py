@@ -351,3 +351,20 @@ def test_numpy_times_with_nat_go_to_pandas_shared_as_the_plan_says(hub: ih.Hub, 
     out = hub.convert(values, to="pandas", copy=False)
     assert plan.zero_copy and hub.shared_bytes(out, values) == values.nbytes
     assert str(out.dtype) == dtype and out.isna().sum() == 1
+
+
+def test_pandas_views_of_a_numpy_array_never_write_to_it(hub: ih.Hub) -> None:
+    # Found by a review: pandas' own writes copied first (copy-on-write), but a write
+    # through Series.array, which copy-on-write does not see, changed the caller's array.
+    values = np.arange(4.0)
+    series = hub.convert(values, to="pandas")
+    assert hub.shared_bytes(series, values) == values.nbytes  # still zero-copy
+    with pytest.raises(ValueError, match="read-only"):
+        series.array[0] = 77.0
+    series.iloc[1] = 55.0
+    frame = hub.convert(np.asfortranarray(np.arange(8.0).reshape(4, 2)), to="pandas")
+    frame.iloc[0, 0] = -1.0
+    with pytest.raises(ValueError, match="read-only"):
+        frame["column_1"].array[0] = 9.0
+    assert values.tolist() == [0.0, 1.0, 2.0, 3.0] and series.tolist() == [0.0, 55.0, 2.0, 3.0]
+    assert values.flags.writeable  # the caller's array itself is left as it was

@@ -587,10 +587,20 @@ def _numpy_to_pandas_bind(ctx: Context) -> Callable[[Any], Any]:
     pd = require("pandas")
     if len(ctx.info.shape) == 1:
         series = pandas_native.numpy_series(ctx.info.columns[0].dtype)  # pd.Series' own end
-        return lambda value: share_on_write(series(value))
+        return lambda value: share_on_write(series(_read_only(value)))
     names = pd.Index([f"column_{i}" for i in range(ctx.info.shape[1])])
     frame = pandas_native.numpy_frame(ctx.info.columns[0].dtype, names)  # its own end
-    return lambda value: share_on_write(frame(value))
+    return lambda value: share_on_write(frame(_read_only(value)))
+
+
+def _read_only(array: Any) -> Any:
+    """A read-only view of the caller's ``array``, for pandas to wrap: pandas' own writes
+    copy first (copy-on-write, :func:`share_on_write`), and a write through
+    ``Series.array`` or ``DataFrame.values``, which copy-on-write does not see, raises
+    instead of changing the caller's array (pandas 3's ``pd.Series(array)`` copies it)."""
+    view = array.view()
+    view.setflags(write=False)  # (0.32 us with the view; flags.writeable = False: 0.51)
+    return view
 
 
 def _numpy_to_pandas(value: Any, ctx: Context) -> Any:

@@ -368,3 +368,18 @@ def test_pandas_views_of_a_numpy_array_never_write_to_it(hub: ih.Hub) -> None:
         frame["column_1"].array[0] = 9.0
     assert values.tolist() == [0.0, 1.0, 2.0, 3.0] and series.tolist() == [0.0, 55.0, 2.0, 3.0]
     assert values.flags.writeable  # the caller's array itself is left as it was
+
+
+def test_copy_true_of_numpy_data_into_pandas_takes_the_same_way_with_a_copy(
+    hub: ih.Hub,
+) -> None:
+    # Found by a review: complex numbers reach pandas only by pandas' own wrapping, which
+    # refused copy=True, so copy=True turned a working conversion into NoRouteError.
+    for values in (np.array([1 + 2j, 3j]), np.arange(4.0), torch.tensor([1 + 1j, 2j])):
+        out = hub.convert(values, to="pandas", copy=True)
+        assert (
+            hub.shared_bytes(out, values) == 0
+            and not hub.plan(values, to="pandas", copy=True).zero_copy
+        )
+        out.array[0] = 7
+        assert complex(np.asarray(values)[0]) != 7 and out.iloc[0] == 7

@@ -544,8 +544,8 @@ def _numpy_to_pandas_estimate(ctx: Context) -> Estimate:
     info = ctx.info
     if ctx.target != "pandas":
         raise Unroutable("only for pandas results: pandas would keep strided views")
-    if info.kind != Kind.TENSOR or not info.device.is_cpu or ctx.copy:
-        raise Unroutable("plain CPU tensors, without copy=True")
+    if info.kind != Kind.TENSOR or not info.device.is_cpu:
+        raise Unroutable("plain CPU tensors")
     (col,) = info.columns
     # datetime64/timedelta64 of pandas' units, 1-D: pd.Series keeps NaT as NaT and shares
     # the array, where the Arrow route makes nulls of NaT, which to_pandas fills (a copy)
@@ -572,6 +572,10 @@ def _numpy_to_pandas_estimate(ctx: Context) -> Estimate:
         flags = NO_FLAGS if info.layout == "F" or width == 1 else frozenset({Flag.STRIDED})
         cols = tuple(Column(f"column_{i}", col.dtype, per, 0, flags=flags) for i in range(width))
         out = DataInfo(Kind.TABLE, cols, rows)
+    if ctx.copy and not ctx.fresh:
+        why = "copy=True: pandas wraps a copy of the array"
+        copies = tuple(Copy(c.name, c.nbytes, tensors.COPY_TRUE) for c in out.columns)
+        return Estimate(out, copies, why=why, copies_all=True)
     why = "pandas wraps the array without copying (copy=False)"
     return Estimate(out, why=why, shared_readonly=info.readonly)
 
@@ -586,11 +590,15 @@ def _numpy_to_pandas_bind(ctx: Context) -> Callable[[Any], Any]:
     (pandas takes an Index as it is; a list of names costs it about 30 us per call)."""
     pd = require("pandas")
     if len(ctx.info.shape) == 1:
-        series = pandas_native.numpy_series(ctx.info.columns[0].dtype)  # pd.Series' own end
-        return lambda value: share_on_write(series(_read_only(value)))
-    names = pd.Index([f"column_{i}" for i in range(ctx.info.shape[1])])
-    frame = pandas_native.numpy_frame(ctx.info.columns[0].dtype, names)  # its own end
-    return lambda value: share_on_write(frame(_read_only(value)))
+        make = pandas_native.numpy_series(ctx.info.columns[0].dtype)  # pd.Series' own end
+    else:
+        names = pd.Index([f"column_{i}" for i in range(ctx.info.shape[1])])
+        make = pandas_native.numpy_frame(ctx.info.columns[0].dtype, names)  # its own end
+    if ctx.fresh:  # memory this conversion made: the caller holds no other view of it
+        return lambda value: share_on_write(make(value))
+    if ctx.copy:  # memory of its own: writable, nothing to pin
+        return lambda value: make(value.copy(order="K"))
+    return lambda value: share_on_write(make(_read_only(value)))
 
 
 def _read_only(array: Any) -> Any:

@@ -104,6 +104,11 @@ def _contiguous(self: Exported) -> Any:
 def _arrow_c_array(self: Exported, requested_schema: object | None = None) -> object:
     data = _contiguous(self)
     if requested_schema is None:
+        pa = arrowkit.pa_module()
+        if isinstance(data, pa.Array):  # named as the schema and the stream name it
+            name = _column_name(self, self._value(ARROW))
+            if name:
+                return pa.field(name, data.type).__arrow_c_schema__(), data.__arrow_c_array__()[1]
         return data.__arrow_c_array__()
     pa = arrowkit.pa_module()
     if not isinstance(data, (pa.Array, pa.RecordBatch)):  # e.g. nanoarrow
@@ -122,13 +127,16 @@ def _arrow_c_schema(self: Exported) -> object:
     data = _materialise(self, value)
     pa = arrowkit.pa_module()
     if isinstance(data, pa.ChunkedArray):
-        # The name the stream carries: the library's own stream names the column (a
-        # polars Series), a pyarrow ChunkedArray's stream does not.
-        columns = self._plans[ARROW].result.columns
-        own = is_arrow_stream(value) and not isinstance(value, pa.ChunkedArray)
-        name = columns[0].name if own and len(columns) == 1 else ""
-        return pa.field(name, data.type).__arrow_c_schema__()
+        return pa.field(_column_name(self, value), data.type).__arrow_c_schema__()
     return data.schema.__arrow_c_schema__()
+
+
+def _column_name(self: Exported, value: Any) -> str:
+    """The name a column's stream carries: the library's own stream names the column (a
+    polars Series), a pyarrow ChunkedArray's stream does not."""
+    columns = self._plans[ARROW].result.columns
+    own = is_arrow_stream(value) and not isinstance(value, arrowkit.pa_module().ChunkedArray)
+    return columns[0].name if own and len(columns) == 1 else ""
 
 
 def _arrow_c_device_array(

@@ -92,6 +92,10 @@ def test_an_exported_column_names_its_field_as_its_stream_does(make: Any) -> Non
     exported = ih.export(make())
     stream_name = na.ArrayStream(exported).schema.name
     assert pa.field(exported).name == stream_name
+    # and its array too (polars reads __arrow_c_array__ first: the name was dropped there)
+    schema, _ = exported.__arrow_c_array__()
+    assert pa.Field._import_from_c_capsule(schema).name == stream_name
+    assert pl.Series(exported).name == stream_name
 
 
 def test_a_failing_route_key_falls_back_to_the_slow_path() -> None:

@@ -366,3 +366,14 @@ def test_a_pandas_object_column_of_several_types_names_them_and_what_to_do(hub: 
             assert call in message and "step " not in message, message
     arrays = pd.DataFrame({"a": pd.Series([np.arange(3), [1, 2]], dtype=object)})
     assert hub.convert(arrays, to="pyarrow").column("a").to_pylist() == [[0, 1, 2], [1, 2]]
+
+
+def test_copy_false_says_first_what_a_copy_would_not_mend(hub: ih.Hub) -> None:
+    # Found by a review: copy=False said "Pass copy=None to allow the copy", and with
+    # copy=None the conversion failed for another reason (a table is not a pa.Array).
+    matrix = np.arange(4).reshape(2, 2)
+    for copy in (False, None):
+        with pytest.raises(ih.NoRouteError, match="select one column first"):
+            hub.convert(matrix, to=pa.Array, copy=copy)
+    with pytest.raises(ih.CopyRequiredError, match="Pass copy=None"):
+        hub.convert(matrix, to=pa.Table, copy=False)

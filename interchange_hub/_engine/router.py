@@ -335,6 +335,9 @@ class Router:
             best.by_size = by_size
             return best
         if cheapest_copying is not None:
+            # (where the copy would not give the kind asked for either, that is said first:
+            # allowing the copy would not help)
+            _check_kind(names, info, cheapest_copying.steps, req)
             raise CopyRequiredError(_copy_message(cheapest_copying), _copied(cheapest_copying))
         raise NoRouteError(
             _no_route_message(names, start, info, req, failures),
@@ -350,13 +353,7 @@ class Router:
         one_shot: bool,
     ) -> Plan:
         notes = []
-        last = steps[-1].before if steps else info
-        table_like = last.kind in (Kind.TABLE, Kind.STREAM)
-        if req.kind == Kind.COLUMN and table_like and len(last.data_columns) != 1:
-            raise NoRouteError(
-                f"cannot convert {names[0]} to {names[1]}: it holds one column, and the data "
-                f"is a table of {len(last.data_columns)} columns; select one column first"
-            )
+        _check_kind(names, info, steps, req)
         if one_shot:
             notes.append("the source is a one-shot stream: converting it consumes it")
         write_through = False
@@ -635,3 +632,17 @@ def _target_name(req: Request) -> str:
     if req.target_type is not None:
         return f"{req.target_type.__module__.split('.')[0]}.{req.target_type.__qualname__}"
     return req.target + (f" ({req.kind.value})" if req.kind else "")
+
+
+def _check_kind(
+    names: tuple[str, str], info: DataInfo, steps: Sequence[Step], req: Request
+) -> None:
+    """A column asked for (``to=pa.Array``, ...) of a route that ends in a table of several
+    columns is refused, saying to select one."""
+    last = steps[-1].before if steps else info
+    table_like = last.kind in (Kind.TABLE, Kind.STREAM)
+    if req.kind == Kind.COLUMN and table_like and len(last.data_columns) != 1:
+        raise NoRouteError(
+            f"cannot convert {names[0]} to {names[1]}: it holds one column, and the data "
+            f"is a table of {len(last.data_columns)} columns; select one column first"
+        )

@@ -377,3 +377,20 @@ def test_copy_false_says_first_what_a_copy_would_not_mend(hub: ih.Hub) -> None:
             hub.convert(matrix, to=pa.Array, copy=copy)
     with pytest.raises(ih.CopyRequiredError, match="Pass copy=None"):
         hub.convert(matrix, to=pa.Table, copy=False)
+
+
+def test_a_torch_meta_tensor_is_said_to_hold_no_data(hub: ih.Hub) -> None:
+    # (it was "the data is on ext_dev:0", a device the user never named)
+    for to in ("numpy", "pyarrow"):
+        with pytest.raises(ih.NoRouteError, match="'meta' device, which holds shapes"):
+            hub.convert(torch.empty(3, device="meta"), to=to)
+
+
+def test_pandas_labels_that_are_one_name_as_strings_are_refused_for_polars(
+    hub: ih.Hub,
+) -> None:
+    # (pl.from_pandas failed mid-run with polars' DuplicateError, wrapped as a step failure)
+    frame = pd.DataFrame({1: [1], "1": [2]})
+    with pytest.raises(ih.NoRouteError, match="polars needs unique column names, and '1'"):
+        hub.convert(frame, to="polars")
+    assert hub.convert(frame, to="pandas") is frame

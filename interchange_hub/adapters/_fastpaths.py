@@ -630,6 +630,13 @@ def _pandas_to_polars_estimate(ctx: Context) -> Estimate:
         raise Unroutable("pandas DataFrames and Series only")
     if ctx.kind not in (None, info.kind):
         raise Unroutable("a DataFrame becomes a DataFrame, a Series a Series")
+    names = [c.name for c in info.columns]
+    if len(set(names)) < len(names):  # (1 and "1" in pandas: both "1")
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        raise Unroutable(
+            f"polars needs unique column names, and {', '.join(map(repr, repeated))} repeat "
+            "(as strings); rename the columns first"
+        )
     copies = []
     # (strings only, from _VIEWS_FROM rows: pyarrow casts them to views, _pandas_to_polars_bind)
     views = info.rows >= _VIEWS_FROM and all(c.dtype == "large_string" for c in info.columns)

@@ -43,7 +43,7 @@ from interchange_hub.adapter import (
     check_tensor_parts,
     with_context,
 )
-from interchange_hub.errors import DeviceError
+from interchange_hub.errors import DeviceError, NoRouteError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -124,6 +124,12 @@ class TorchAdapter(Adapter):
 
     def describe(self, obj: Any) -> DataInfo:
         torch = _torch()
+        if obj.device.type == "meta":
+            raise NoRouteError(
+                "this torch tensor is on the 'meta' device, which holds shapes and dtypes "
+                "but no data; make one with data first (torch.empty_like(t, device='cpu'), "
+                "or load the module's weights)"
+            )
         layout = "C" if obj.is_contiguous() else "strided"
         if obj.dim() == 2 and obj.t().is_contiguous() and not obj.is_contiguous():
             layout = "F"

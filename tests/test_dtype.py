@@ -170,3 +170,24 @@ def test_an_integer_dtype_refuses_nulls_it_cannot_hold(hub: ih.Hub, to: str) -> 
     )
     with pytest.raises(ih.NoRouteError, match="column 'a' holds nulls"):
         hub.convert(reader, to=to, dtype="int32")
+
+
+def test_as_dict_names_each_column_in_its_messages_and_results(hub: ih.Hub) -> None:
+    # Found by a review: each column went on as a nameless Arrow column: warnings and
+    # strict's refusal said "the data", a refusal came after another column's warning,
+    # and a named Series gave the key '' (and an unnamed pandas Series).
+    table = pa.table({"price": [1, None, 3], "qty": [1, 2, 3]})
+    with pytest.warns(ih.LossyConversionWarning, match="column 'price'"):
+        hub.convert(table, to="torch", as_dict=True)
+    with pytest.raises(ih.LossyConversionError, match="column 'price'"):
+        hub.convert(table, to="numpy", as_dict=True, strict=True)
+    mixed = pl.DataFrame({"a": [1, None, 3], "name": ["x", "y", "z"]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # refused before column 'a' warns
+        with pytest.raises(ih.NoRouteError, match="column 'name'"):
+            hub.convert(mixed, to="torch", as_dict=True)
+    assert "column 'price'" in str(hub.plan(table, to="numpy", as_dict=True))
+    named = hub.convert(pl.Series("price", [1, 2]), to="pandas", as_dict=True)
+    assert list(named) == ["price"] and named["price"].name == "price"
+    back = hub.convert(pd.Series([1, 2], name="qty"), to="polars", as_dict=True)
+    assert list(back) == ["qty"] and back["qty"].name == "qty"

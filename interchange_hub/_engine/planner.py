@@ -206,7 +206,22 @@ class Planner:
         columns = self._cached_columns(obj, copy)
         if columns is None:
             columns = self._split(obj, copy, strict, remember=True)[1]
-        return {name: self.convert(col, to, copy, device, strict, dtype) for name, col in columns}
+        # Every column planned before any runs (a refusal comes before another column's
+        # warning), each under its own name (the Arrow column has none): messages name it,
+        # and a target that names its result (a polars or pandas Series) takes it.
+        planned = [
+            (name, col, *self._plan(col, to, copy, device, strict, dtype, name))
+            for name, col in columns
+        ]
+        results = {}
+        for name, col, plan, request, source in planned:
+            if plan.deferred:
+                results[name] = self.convert(col, to, copy, device, strict, dtype)
+                continue
+            compiled = _compiled(plan, request)
+            one_shot = source.is_one_shot(col)
+            results[name] = self._router.execute(col, plan, request, one_shot, compiled)
+        return results
 
     def _cached_columns(self, obj: object, copy: bool | None) -> list[tuple[str, Any]] | None:
         """The columns of a table whose way to Arrow was kept for its route key, or None."""
@@ -250,7 +265,8 @@ class Planner:
             )
         head, columns = self._split(obj, copy, strict)
         plans = tuple(
-            (name, self.plan(col, to, copy, device, strict, dtype)) for name, col in columns
+            (name, self._plan(col, to, copy, device, strict, dtype, name)[0])
+            for name, col in columns
         )
         target = plans[0][1].target if plans else str(to)
         return replace(head, target=f"dict[str, {target}]", columns=plans)
@@ -275,8 +291,13 @@ class Planner:
         kind = Kind.COLUMN if info.kind == Kind.COLUMN else Kind.TABLE
         index = {c.name for c in info.columns if Flag.INDEX in c.flags}
 
+        # A column's own name, which its Arrow column (a ChunkedArray) does not carry
+        own = info.columns[0].name if kind == Kind.COLUMN and len(info.columns) == 1 else None
+
         def named_columns(value: Any) -> list[tuple[str, Any]]:
             named = arrowkit.named_columns(value, kind)
+            if own is not None:
+                return [(own, c) for _, c in named]
             return [(n, c) for n, c in named if n not in index]  # as DataFrame.to_numpy() does
 
         named = named_columns(self.run(obj, plan))
@@ -352,12 +373,17 @@ class Planner:
         device: str | Device | None,
         strict: bool,
         dtype: object = None,
+        name: str | None = None,
     ) -> tuple[Plan, Request, Adapter]:
+        """The plan, its request and the source's adapter; ``name``: a column's name, which
+        its object does not carry (as_dict's Arrow columns)."""
         start, source = self.source(obj)
         if device is not None:
             # A misspelled device is reported before the data is read.
             Device.parse(device, self.registry.device_kinds)
         info = self.describe(source, obj)
+        if name is not None and info.kind == Kind.COLUMN and len(info.columns) == 1:
+            info = info.but(columns=(replace(info.columns[0], name=name),))
         request = self._request(to, copy, device, strict, info, dtype)
         try:
             plan = self._router.plan(obj, start, source, info, request)

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pytest
 
 import interchange_hub as ih
+from interchange_hub import arrowkit
 from interchange_hub._tools import typemap
 
 HUB = ih.Hub(autoload=False)
@@ -206,3 +207,26 @@ def test_pandas_period_and_interval_come_back_as_themselves(kind: str, through: 
     assert not HUB.plan(table, to="pandas").zero_copy  # pandas makes its own arrays
     with pytest.raises(ih.CopyRequiredError):
         HUB.convert(table, to="pandas", copy=False)
+
+
+def test_a_categorical_is_described_as_the_dictionary_pyarrow_makes_of_it() -> None:
+    # Found by a review: every Categorical was described as a dictionary of large_string
+    # with int8 indices, unordered, whatever it held: a plugin target planned and warned
+    # for that type (a zone replaced, nanoseconds cut, an ordered flag dropped: unsaid).
+    hub = ih.Hub(autoload=False)
+    columns = {
+        "text": pd.Categorical(["a", "b", None]),
+        "ordered": pd.Categorical(["a", "b", "a"], ordered=True),
+        "durations": pd.Categorical(pd.to_timedelta([1, 1500, None], unit="ns")),
+        "zoned": pd.Categorical(pd.to_datetime(["2020-01-01"] * 3).tz_localize("Asia/Tokyo")),
+        "ints": pd.Categorical([1, 2, 3]),
+        "wide": pd.Categorical(
+            [str(i) for i in range(300)][:3], categories=[str(i) for i in range(300)]
+        ),
+    }
+    frame = pd.DataFrame(columns)
+    described = {c.name: c.dtype for c in hub.describe(frame).columns}
+    assert described == {n: arrowkit.dtype_name(pa.array(frame[n]).type) for n in columns}
+    assert "ordered=1" in described["ordered"] and "indices=int16" in described["wide"]
+    assert "tz=Asia/Tokyo" in described["zoned"] and "duration[ns]" in described["durations"]
+    assert hub.describe(frame["zoned"]).columns[0].dtype == described["zoned"]  # a Series too

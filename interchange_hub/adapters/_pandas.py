@@ -15,6 +15,7 @@ import json
 import math
 import re
 import warnings
+import weakref
 from dataclasses import replace
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
@@ -514,7 +515,7 @@ def _dtype_name(s: Any) -> str:
     if isinstance(dtype, pd.StringDtype):
         return "large_string" if dtype.storage == "pyarrow" else "py:string"
     if isinstance(dtype, pd.CategoricalDtype):
-        return "dictionary"
+        return _categorical_name(s, dtype)
     if isinstance(dtype, pd.DatetimeTZDtype):
         # Arrow's spelling of the zone ("+01:00" for a fixed offset, not "UTC+01:00").
         zone = arrowkit.pa_module().lib.tzinfo_to_string(dtype.tz)
@@ -527,6 +528,29 @@ def _dtype_name(s: Any) -> str:
             return "py:" + _object_ints(s)
         return "py:" + _INFERRED.get(inferred, "objects")
     return np_dtype_name(dtype)
+
+
+# The Arrow type name of a CategoricalDtype, by the dtype's id (with a weak reference to
+# it: the id is its own while it lives): the dtype is shared by the Series made from one
+# another, and a categorical column is described on every call (no route key).
+_CATEGORY_TYPES: dict[int, tuple[weakref.ref[Any], str]] = {}
+
+
+def _categorical_name(values: Any, dtype: Any) -> str:
+    """The Arrow type pyarrow gives a Categorical: a dictionary of its categories' type,
+    indices of its codes' width, its ordered flag (``pa.array`` of none of its values:
+    50 us, once per dtype)."""
+    seen = _CATEGORY_TYPES.get(id(dtype))
+    if seen is not None and seen[0]() is dtype:
+        return seen[1]
+    try:
+        name = arrowkit.dtype_name(arrowkit.pa_module().array(values[:0]).type)
+    except Exception:  # noqa: BLE001 - categories pyarrow cannot type: said by the export
+        name = "dictionary<values=null, indices=int8, ordered=0>"
+    if len(_CATEGORY_TYPES) >= 256:
+        _CATEGORY_TYPES.clear()
+    _CATEGORY_TYPES[id(dtype)] = (weakref.ref(dtype), name)
+    return name
 
 
 def _object_ints(values: Any) -> str:
@@ -642,13 +666,6 @@ def _export_estimate(ctx: Context) -> Estimate:
 def _exported(col: Column) -> Column:
     if col.dtype.startswith("py:"):
         return Column(col.name, col.dtype[3:], col.nbytes, col.nulls)
-    if col.dtype == "dictionary":
-        return Column(
-            col.name,
-            "dictionary<values=large_string, indices=int8, ordered=0>",
-            col.nbytes,
-            col.nulls,
-        )
     return col
 
 

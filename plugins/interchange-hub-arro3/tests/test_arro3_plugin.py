@@ -883,6 +883,10 @@ def test_an_ordered_dictionary_is_warned_as_arro3_drops_the_flag(hub: ih.Hub) ->
         hub.convert(table, to="arro3", strict=True)
     unordered = pa.table({"c": d.cast(pa.dictionary(pa.int32(), pa.string())), "n": [1, 2, 3]})
     hub.convert(unordered, to="arro3", strict=True)  # nothing lost: no warning, no refusal
+    # a pandas ordered Categorical too (pandas described every Categorical as unordered)
+    frame = pd.DataFrame({"c": pd.Categorical(["lo", "hi"], ["lo", "hi"], ordered=True)})
+    with pytest.raises(ih.LossyConversionError, match="column 'c'.*ordered=1"):
+        hub.convert(frame, to="arro3", strict=True)
 
 
 @pytest.mark.parametrize("source", ["polars frame", "polars series", "pandas int64[pyarrow]"])

@@ -436,9 +436,14 @@ def _top_level_losses(col: Column, zone: str) -> list[Loss]:
         lost = "nanoseconds are truncated to microseconds (duckdb INTERVAL resolution)"
         return [Loss(name, dtype, "INTERVAL", lost)]
     if dtype.startswith("dictionary<"):
-        value = dtype.split("values=")[1].split(", indices=")[0]
+        value = dtype.split("values=", 1)[1].rsplit(", indices=", 1)[0]
         lost = "the dictionary encoding (the categories and their order) is dropped"
-        return [Loss(name, dtype, f"plain {value}", lost + "; the values are kept")]
+        # what duckdb does to the values as to a column of their type (durations, zones)
+        inner = _import_losses(Column(name, value, col.nbytes, col.nulls), zone)
+        if not inner:
+            return [Loss(name, dtype, f"plain {value}", lost + "; the values are kept")]
+        why = "; ".join([lost, *(i.lost for i in inner)])
+        return [Loss(name, dtype, inner[0].target, why)]
     if dtype.startswith("fixed_size_binary["):
         return [Loss(name, dtype, "BLOB (binary)", "the fixed width is dropped")]
     if dtype.startswith("extension<"):

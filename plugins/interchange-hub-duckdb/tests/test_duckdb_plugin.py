@@ -480,3 +480,26 @@ def test_a_decimal_of_a_negative_scale_is_refused_with_what_to_do(
     column = pa.ListArray.from_arrays([0, 1], values) if nested else values
     with pytest.raises(ih.NoRouteError, match=r"negative scale.*cast it to a scale of 0"):
         hub.convert(pa.table({"d": column}), to="duckdb")
+
+
+def test_a_dictionary_of_durations_or_zoned_times_is_warned_as_its_values_are(
+    hub: ih.Hub,
+) -> None:
+    # Found by a review: a dictionary column was warned only of its encoding, "the values
+    # are kept", while duckdb cut its durations' nanoseconds (and a pandas Categorical was
+    # described as a dictionary of strings whatever its categories held).
+    durations = pd.DataFrame({"c": pd.Categorical(pd.to_timedelta([1, 1500, None], unit="ns"))})
+    with pytest.raises(ih.LossyConversionError, match="nanoseconds are truncated to microseconds"):
+        hub.convert(durations, to="duckdb", strict=True)
+    codes = pa.DictionaryArray.from_arrays(pa.array([0, 1]), pa.array([1, 1500], pa.duration("ns")))
+    with pytest.warns(ih.LossyConversionWarning, match="nanoseconds are truncated"):
+        hub.convert(pa.table({"c": codes}), to="duckdb")
+    zoned = pd.DataFrame(
+        {"c": pd.Categorical(pd.to_datetime(["2020-01-01"]).tz_localize("Asia/Tokyo"))}
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        back = hub.convert(hub.convert(zoned, to="duckdb"), to="pyarrow")
+    said = " ".join(str(w.message) for w in caught)
+    zone_kept = str(back.schema.field("c").type).endswith("tz=Asia/Tokyo]")
+    assert zone_kept or "the time zone Asia/Tokyo is replaced" in said, said

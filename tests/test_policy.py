@@ -260,7 +260,8 @@ def test_2d_masked_arrays_keep_their_masks_as_nulls_of_their_columns(
 ) -> None:
     # Found by a review: a small C-ordered one lost its mask (its masked value came back
     # as data, strict=True too); a large one into torch failed with pyarrow's error.
-    data = np.asarray(np.arange(rows * 2).reshape(rows, 2), order=order)
+    square = np.arange(rows * 2).reshape(rows, 2)
+    data = np.asfortranarray(square) if order == "F" else np.ascontiguousarray(square)
     mask = np.zeros(data.shape, bool)
     mask[0, 1] = mask[3, 0] = True
     masked = np.ma.masked_array(data, mask=mask)

@@ -230,3 +230,16 @@ def test_a_categorical_is_described_as_the_dictionary_pyarrow_makes_of_it() -> N
     assert "ordered=1" in described["ordered"] and "indices=int16" in described["wide"]
     assert "tz=Asia/Tokyo" in described["zoned"] and "duration[ns]" in described["durations"]
     assert hub.describe(frame["zoned"]).columns[0].dtype == described["zoned"]  # a Series too
+
+
+def test_periods_and_intervals_are_described_as_pandas_extension_types() -> None:
+    # (they were "py:objects": a plugin target could not see what it would drop)
+    hub = ih.Hub(autoload=False)
+    frame = pd.DataFrame(
+        {"p": pd.period_range("2020-01", periods=2, freq="M"), "i": pd.interval_range(0, 2)}
+    )
+    described = {c.name: c.dtype for c in hub.describe(frame).columns}
+    assert described == {
+        "p": "extension<pandas.period<ArrowPeriodType>>",
+        "i": "extension<pandas.interval<ArrowIntervalType>>",
+    }

@@ -514,8 +514,8 @@ def _dtype_name(s: Any) -> str:
         return arrowkit.dtype_name(dtype.pyarrow_dtype)
     if isinstance(dtype, pd.StringDtype):
         return "large_string" if dtype.storage == "pyarrow" else "py:string"
-    if isinstance(dtype, pd.CategoricalDtype):
-        return _categorical_name(s, dtype)
+    if isinstance(dtype, (pd.CategoricalDtype, pd.PeriodDtype, pd.IntervalDtype)):
+        return _arrow_name_of(s, dtype)
     if isinstance(dtype, pd.DatetimeTZDtype):
         # Arrow's spelling of the zone ("+01:00" for a fixed offset, not "UTC+01:00").
         zone = arrowkit.pa_module().lib.tzinfo_to_string(dtype.tz)
@@ -530,16 +530,18 @@ def _dtype_name(s: Any) -> str:
     return np_dtype_name(dtype)
 
 
-# The Arrow type name of a CategoricalDtype, by the dtype's id (with a weak reference to
-# it: the id is its own while it lives): the dtype is shared by the Series made from one
-# another, and a categorical column is described on every call (no route key).
+# The Arrow type name of a Categorical, Period or Interval dtype, by the dtype's id (with
+# a weak reference to it: the id is its own while it lives): the dtype is shared by the
+# Series made from one another, and such a column is described on every call (no route
+# key).
 _CATEGORY_TYPES: dict[int, tuple[weakref.ref[Any], str]] = {}
 
 
-def _categorical_name(values: Any, dtype: Any) -> str:
-    """The Arrow type pyarrow gives a Categorical: a dictionary of its categories' type,
-    indices of its codes' width, its ordered flag (``pa.array`` of none of its values:
-    50 us, once per dtype)."""
+def _arrow_name_of(values: Any, dtype: Any) -> str:
+    """The Arrow type pyarrow gives pandas ``values`` of a Categorical (a dictionary of its
+    categories' type, indices of its codes' width, its ordered flag), Period or Interval
+    dtype (pandas' extension types): ``pa.array`` of none of its values, about 50 us for a
+    Categorical, once per dtype."""
     seen = _CATEGORY_TYPES.get(id(dtype))
     if seen is not None and seen[0]() is dtype:
         return seen[1]

@@ -10,6 +10,7 @@ mutates the caller's frame (polars#21738). Import goes through ``pl.DataFrame`` 
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -733,6 +734,10 @@ def _lazy_once(value: Any, info: DataInfo) -> Any:
     return register_io_source(source, schema=schema)
 
 
+# Arrow's interval types (month_day_nano_interval, ...), which polars cannot import
+_ARROW_INTERVAL = re.compile(r"(?<![\w.])(?:month_day_nano|month|day_time)_interval")
+
+
 def _import_estimate(ctx: Context) -> Estimate:
     info = ctx.info
     if info.kind == Kind.TENSOR:
@@ -766,7 +771,7 @@ def _import_estimate(ctx: Context) -> Estimate:
                 f"polars has no union type for column {col.name!r} ({col.dtype}); split it "
                 "into one column per member type first (pyarrow.compute can pick them)"
             )
-        if "interval" in col.dtype:
+        if _ARROW_INTERVAL.search(col.dtype):  # (not pandas' interval extension: a struct)
             raise Unroutable(
                 f"polars cannot import column {col.name!r} ({col.dtype}); cast it to a "
                 "duration or a struct of its fields first"

@@ -503,3 +503,15 @@ def test_a_dictionary_of_durations_or_zoned_times_is_warned_as_its_values_are(
     said = " ".join(str(w.message) for w in caught)
     zone_kept = str(back.schema.field("c").type).endswith("tz=Asia/Tokyo]")
     assert zone_kept or "the time zone Asia/Tokyo is replaced" in said, said
+
+
+def test_pandas_periods_and_intervals_are_warned_as_their_extension_types_drop(
+    hub: ih.Hub,
+) -> None:
+    # Found by a review: described as Python objects, they became bare ordinals and
+    # structs in duckdb without a warning (their frequency and closed side dropped).
+    frame = pd.DataFrame(
+        {"p": pd.period_range("2020-01", periods=2, freq="M"), "i": pd.interval_range(0, 2)}
+    )
+    with pytest.raises(ih.LossyConversionError, match="column 'p'.*extension type is dropped"):
+        hub.convert(frame, to="duckdb", strict=True)

@@ -116,7 +116,12 @@ def _is_own_index(da: Any) -> bool:
     name = da.name
     if name is None or name not in da.dims or name not in da.coords:
         return False
-    return tuple(da.coords[name].dims) == (name,) and tuple(da.dims) == (name,)
+    coord = da.coords.variables[name]
+    if tuple(coord.dims) != (name,) or tuple(da.dims) != (name,):
+        return False
+    # It holds the coordinate's values (itself, or a copy or slice of it); a DataArray
+    # that is only named like its dimension keeps its coordinate as a label column.
+    return coord is da.variable or bool(da.variable.equals(coord))
 
 
 def layout(obj: Any) -> Layout:

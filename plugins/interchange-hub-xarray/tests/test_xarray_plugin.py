@@ -239,6 +239,13 @@ def test_labels_of_strings_and_names_that_clash(hub: ih.Hub) -> None:
     ds = xr.Dataset({"v": ("x", [1.0, 2.0])}, coords={"x": [10, 20]})
     own = hub.convert(ds["x"], to="polars")  # the coordinate itself: no repeated column
     assert isinstance(own, pl.Series) and own.to_list() == [10, 20]
+    for same in (ds["x"][1:], ds["x"].copy()):  # a slice or copy of it: the same
+        assert hub.convert(same, to="polars").to_list() == same.values.tolist()
+    # Found by a review: a DataArray only named like its dimension lost that dimension's
+    # coordinate silently (taken for the coordinate itself): it clashes, and says so.
+    named = xr.DataArray([0.0, 1.0], dims="x", coords={"x": [10, 20]}, name="x")
+    with pytest.raises(NoRouteError, match=r"two columns named 'x'.*rename"):
+        hub.convert(named, to="polars")
 
 
 def test_a_stacked_dimension_travels_as_its_levels(hub: ih.Hub) -> None:

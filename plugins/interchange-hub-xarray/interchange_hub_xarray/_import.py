@@ -34,6 +34,7 @@ from interchange_hub.adapter import (
     tz_of,
     unit_of,
 )
+from interchange_hub.errors import NoRouteError
 
 from interchange_hub_xarray import _describe as d
 
@@ -340,6 +341,11 @@ def arrow_estimate(ctx: Context) -> Estimate:
             f"the table repeats column names ({', '.join(map(repr, repeated))}), which a "
             "Dataset cannot hold; rename them first"
         )
+    if info.kind == Kind.TABLE and info.known and not info.columns and info.rows > 0:
+        raise Unroutable(
+            f"a Dataset holds a dimension's length only in its variables, and this table "
+            f"has {info.rows:,} rows and no column; add a column first"
+        )
     want = _target(ctx, info)
     if want == "DataArray" and info.kind != Kind.COLUMN and len(info.data_columns) != 1:
         raise Unroutable(
@@ -451,7 +457,7 @@ def from_arrow(value: Any, ctx: Context) -> Any:
     ):
         late += lost
         var = variable_of(xr, (dim,), values, kept)
-        if name == coord:
+        if coord and name == coord:  # (a column named "" is no coordinate)
             coords[dim] = var
         elif Flag.INDEX in col.flags:
             coords[name] = var
@@ -463,10 +469,12 @@ def from_arrow(value: Any, ctx: Context) -> Any:
         da = xr.DataArray(var, coords=coords, name=name)
         da.encoding = dict(var.encoding)
         return da
-    ds = xr.Dataset(data_vars, coords=coords) if coords else dataset_of(xr, data_vars)
-    if not data_vars and not coords and table.num_rows:
-        ds = ds.expand_dims({dim: table.num_rows})  # no columns: keep the rows' count
-    return ds
+    if not data_vars and not coords and table.num_rows:  # (a stream's: seen once read)
+        raise NoRouteError(
+            f"a Dataset holds a dimension's length only in its variables, and this table "
+            f"has {table.num_rows:,} rows and no column; add a column first"
+        )
+    return xr.Dataset(data_vars, coords=coords) if coords else dataset_of(xr, data_vars)
 
 
 # The dtypes of the Arrow columns whose values numpy views as they are (no nulls): the

@@ -1094,3 +1094,15 @@ def test_a_polars_series_of_numbers_is_read_through_its_own_view(
         assert got.values.dtype == want.values.dtype
     # nulls: the Arrow read (chunks: the one the export made, through polars' view of it)
     assert views[0] is False
+
+
+def test_a_column_named_nothing_and_a_table_of_no_columns(hub: ih.Hub) -> None:
+    # Found by a review: a column named "" became the dimension coordinate (no data
+    # variable left), and a table of rows but no columns became a Dataset of no rows.
+    nameless = pa.Table.from_arrays([pa.array([1, 2])], names=[""])
+    back = hub.convert(hub.convert(nameless, to="xarray"), to="pyarrow")
+    assert back.column_names == [""] and back.column(0).to_pylist() == [1, 2]
+    no_columns = pa.table({"a": [1, 2, 3]}).drop_columns(["a"])
+    with pytest.raises(NoRouteError, match="3 rows and no column; add a column first"):
+        hub.convert(no_columns, to="xarray")
+    assert hub.convert(no_columns.slice(0, 0), to="xarray").sizes == {}  # nothing to keep

@@ -42,6 +42,7 @@ from interchange_hub.adapter import (
     require,
     tz_of,
 )
+from interchange_hub.errors import NoRouteError
 from interchange_hub.hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -572,6 +573,12 @@ def _readable(table: Any) -> Any:
         if pa.types.is_float16(typ):
             typ = pa.float32()
         elif pa.types.is_decimal256(typ):
+            if typ.precision > _MAX_DECIMAL_DIGITS:  # (seen once read: Python Decimals)
+                raise NoRouteError(
+                    f"column {field.name!r} is {typ}, but duckdb decimals hold at most "
+                    f"{_MAX_DECIMAL_DIGITS} digits; cast it to decimal128(38, s) or float64 "
+                    "first"
+                )
             typ = pa.decimal128(typ.precision, typ.scale)
         fields.append(field.with_type(typ))
     schema = pa.schema(fields, metadata=table.schema.metadata)

@@ -515,3 +515,11 @@ def test_pandas_periods_and_intervals_are_warned_as_their_extension_types_drop(
     )
     with pytest.raises(ih.LossyConversionError, match="column 'p'.*extension type is dropped"):
         hub.convert(frame, to="duckdb", strict=True)
+
+
+def test_python_decimals_beyond_38_digits_are_refused_when_read(hub: ih.Hub) -> None:
+    # (pandas objects show their precision only when pyarrow reads them: duckdb's
+    # "precision should be between 1 and 38" came out raw)
+    frame = pd.DataFrame({"c": pd.Series([decimal.Decimal("1" * 45)], dtype=object)})
+    with pytest.raises(ih.NoRouteError, match="column 'c' is decimal256.45, 0.*at most 38"):
+        hub.convert(frame, to="duckdb")

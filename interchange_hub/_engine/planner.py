@@ -220,7 +220,13 @@ class Planner:
                 continue
             compiled = _compiled(plan, request)
             one_shot = source.is_one_shot(col)
-            results[name] = self._router.execute(col, plan, request, one_shot, compiled)
+            try:
+                results[name] = self._router.execute(col, plan, request, one_shot, compiled)
+            except RouteChanged as exc:  # planned for this very column: the adapter is wrong
+                raise ConversionError(
+                    f"the route planned for column {name!r} does not fit it ({exc}); "
+                    "report this as a bug, with the object's schema"
+                ) from exc
         return results
 
     def _cached_columns(self, obj: object, copy: bool | None) -> list[tuple[str, Any]] | None:

@@ -1127,6 +1127,7 @@ def estimate_from_tensor(info: DataInfo, ctx: Context | None = None) -> Estimate
         # in, which its description (one count for the whole tensor) does not tell apart:
         # counted when read (nulls -1), and each column's mask becomes a validity bitmap.
         nulls = -1 if col.nulls > 0 else 0
+        every_value_copied = len(copies) == len(names)
         if nulls:
             reason = "the numpy mask becomes an Arrow validity bitmap"
             copies += [Copy(n, -(-shape[0] // 8), reason) for n in names]
@@ -1136,7 +1137,7 @@ def estimate_from_tensor(info: DataInfo, ctx: Context | None = None) -> Estimate
             out,
             tuple(copies),
             why="2-D tensor -> table, one column per tensor column",
-            copies_all=len(copies) == len(names),
+            copies_all=every_value_copied,
         )
     copies = _vector_copy(dtype, info.layout == "C", TENSOR_NAME, col.nbytes)
     if dtype in ("bool", "numpy_str", "numpy_bytes", "object"):

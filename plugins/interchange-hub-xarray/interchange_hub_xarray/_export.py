@@ -25,6 +25,7 @@ from interchange_hub.adapter import (
     is_float,
     is_integer,
 )
+from interchange_hub.errors import ConversionError
 
 from interchange_hub_xarray import _describe as d
 from interchange_hub_xarray._import import buildable
@@ -341,14 +342,40 @@ def _flat(entry: Entry, lay: Layout, ctx: Context | None = None) -> Any:
             return restored
     if flat.dtype.kind == "O":
         text = d.object_type(values)
-        if (made := arrowkit.text_type(ctx, text)) != text:
-            return pa.array(flat, type=getattr(pa, made)(), from_pandas=True)
-        declared = _declared().get(text)
-        return pa.array(flat, type=declared() if declared else None, from_pandas=True)
+        try:
+            if (made := arrowkit.text_type(ctx, text)) != text:
+                return pa.array(flat, type=getattr(pa, made)(), from_pandas=True)
+            declared = _declared().get(text)
+            return pa.array(flat, type=declared() if declared else None, from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            explained = _mixed_objects(entry.name, flat, exc)
+            if explained is None:
+                raise
+            raise explained from exc
     plain = {"U": "string", "S": "binary"}.get(flat.dtype.kind, "")
     if (made := arrowkit.text_type(ctx, plain)) != plain:
         return pa.array(flat, type=getattr(pa, made)())
     return pa.array(flat)
+
+
+def _mixed_objects(name: str, flat: Any, exc: Exception) -> ConversionError | None:
+    """Where pyarrow could not read an object variable ``flat`` because its values are of
+    several Python types: an error naming it, the types and what to do (else None)."""
+    kinds = sorted(
+        {
+            type(v).__name__
+            for v in flat.tolist()
+            if v is not None and not (isinstance(v, float) and math.isnan(v))  # (missing)
+        }
+    )
+    if len(kinds) < 2:
+        return None
+    return ConversionError(
+        f"pyarrow cannot read xarray variable {name!r} (dtype object): it holds values of "
+        f"{len(kinds)} Python types ({', '.join(kinds[:6])}), and an Arrow column holds one "
+        f"type ({type(exc).__name__}: {exc}). Make it one type first, for example "
+        f"da.astype(str)"
+    )
 
 
 def _restore(pa: Any, flat: Any, kept: Any) -> Any:

@@ -1106,3 +1106,15 @@ def test_a_column_named_nothing_and_a_table_of_no_columns(hub: ih.Hub) -> None:
     with pytest.raises(NoRouteError, match="3 rows and no column; add a column first"):
         hub.convert(no_columns, to="xarray")
     assert hub.convert(no_columns.slice(0, 0), to="xarray").sizes == {}  # nothing to keep
+
+
+def test_an_object_variable_of_several_python_types_is_named_with_what_to_do(
+    hub: ih.Hub,
+) -> None:
+    # (pyarrow's "Could not convert 'a' with type str: tried to convert to int64" came out
+    # as a failed step)
+    mixed = xr.DataArray(np.array([1, "a", None], dtype=object), dims="i", name="o")
+    with pytest.raises(ih.ConversionError, match=r"variable 'o'.*2 Python types \(int, str\)"):
+        hub.convert(mixed, to="polars")
+    lists = xr.DataArray(np.array([[1, 2], [3], None], dtype=object), dims="i", name="l")
+    assert hub.convert(lists, to="pyarrow").to_pylist() == [[1, 2], [3], None]

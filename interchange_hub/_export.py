@@ -91,8 +91,8 @@ def _cast_to(data: Any, requested_schema: object) -> Any:
         ) from exc
 
 
-def _contiguous(self: Exported) -> Any:
-    value = self._value(ARROW)
+def _contiguous(self: Exported, value: Any) -> Any:
+    """``value`` (what the route to Arrow gave) as one array or record batch."""
     if is_arrow_array(value):
         return value
     data = _materialise(self, value)
@@ -102,11 +102,12 @@ def _contiguous(self: Exported) -> Any:
 
 
 def _arrow_c_array(self: Exported, requested_schema: object | None = None) -> object:
-    data = _contiguous(self)
+    value = self._value(ARROW)
+    data = _contiguous(self, value)
     if requested_schema is None:
         pa = arrowkit.pa_module()
         if isinstance(data, pa.Array):  # named as the schema and the stream name it
-            name = _column_name(self, self._value(ARROW))
+            name = _column_name(self, value)
             if name:
                 return pa.field(name, data.type).__arrow_c_schema__(), data.__arrow_c_array__()[1]
         return data.__arrow_c_array__()
@@ -146,7 +147,7 @@ def _arrow_c_device_array(
     if ARROW not in self._plans:  # device memory: the tensor's own buffers, not a copy
         return _tensor_device_array(self)
     pa = arrowkit.pa_module()
-    data = _contiguous(self)
+    data = _contiguous(self, self._value(ARROW))
     if not isinstance(data, (pa.Array, pa.RecordBatch)):
         data = pa.array(data)
         if pa.types.is_struct(data.type):

@@ -107,6 +107,7 @@ __all__ = [
     "is_numeric",
     "is_string",
     "is_temporal",
+    "mixed_objects_error",
     "mixed_parts",
     "move_estimate",
     "ndarray_address",
@@ -307,6 +308,23 @@ class Buffer:
             and self.address < other.address + other.size
             and other.address < self.address + self.size
         )
+
+
+def mixed_objects_error(
+    what: str, present: Iterable[object], exc: Exception, fix: str
+) -> ConversionError | None:
+    """The error for Python objects that pyarrow could not read (``exc``) because they
+    are of several types: ``what`` names the column ("pandas column 'a'"), ``present``
+    holds its values that are not missing, ``fix`` says what to do ("for example
+    ..."). None where they are of one type (then ``exc`` is some other failure)."""
+    kinds = sorted({type(v).__name__ for v in present})
+    if len(kinds) < 2:
+        return None
+    return ConversionError(
+        f"pyarrow cannot read {what} (dtype object): it holds values of {len(kinds)} "
+        f"Python types ({', '.join(kinds[:6])}), and an Arrow column holds one type "
+        f"({type(exc).__name__}: {exc}). Make it one type first, {fix}"
+    )
 
 
 def bytes_inside(buffers: Iterable[Buffer], others: Iterable[Buffer]) -> int:

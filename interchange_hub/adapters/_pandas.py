@@ -60,10 +60,11 @@ from interchange_hub.adapter import (
     Edge,
     IdentityKeys,
     RouteChanged,
+    mixed_objects_error,
     mixed_parts,
     with_context,
 )
-from interchange_hub.errors import ConversionError, NoRouteError
+from interchange_hub.errors import NoRouteError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -715,18 +716,14 @@ def _objects_explained(value: Any, exc: Exception) -> Exception:
     for s in columns:
         if s.dtype != object or not pd.api.types.infer_dtype(s, skipna=True).startswith("mixed"):
             continue
-        kinds = sorted({type(v).__name__ for v in s[s.notna()].tolist()})
-        if len(kinds) < 2:
-            continue
-        name = s.name
-        it = "series" if isinstance(value, pd.Series) else f"frame[{name!r}]"
-        return ConversionError(
-            f"pyarrow cannot read pandas column {name!r} (dtype object): it holds values "
-            f"of {len(kinds)} Python types ({', '.join(kinds[:6])}), and an Arrow column "
-            f"holds one type ({type(exc).__name__}: {exc}). Make it one type first, for "
-            f"example {it}.astype(str), or pd.to_numeric({it}, errors='coerce') for "
+        it = "series" if isinstance(value, pd.Series) else f"frame[{s.name!r}]"
+        fix = (
+            f"for example {it}.astype(str), or pd.to_numeric({it}, errors='coerce') for "
             "numbers (what does not parse becomes NaN)"
         )
+        explained = mixed_objects_error(f"pandas column {s.name!r}", s[s.notna()], exc, fix)
+        if explained is not None:
+            return explained
     return same
 
 

@@ -24,8 +24,8 @@ from interchange_hub.adapter import (
     Unroutable,
     is_float,
     is_integer,
+    mixed_objects_error,
 )
-from interchange_hub.errors import ConversionError
 
 from interchange_hub_xarray import _describe as d
 from interchange_hub_xarray._import import buildable
@@ -348,7 +348,13 @@ def _flat(entry: Entry, lay: Layout, ctx: Context | None = None) -> Any:
             declared = _declared().get(text)
             return pa.array(flat, type=declared() if declared else None, from_pandas=True)
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-            explained = _mixed_objects(entry.name, flat, exc)
+            present = [
+                v
+                for v in flat.tolist()
+                if v is not None and not (isinstance(v, float) and math.isnan(v))
+            ]
+            what = f"xarray variable {entry.name!r}"
+            explained = mixed_objects_error(what, present, exc, "for example da.astype(str)")
             if explained is None:
                 raise
             raise explained from exc
@@ -356,26 +362,6 @@ def _flat(entry: Entry, lay: Layout, ctx: Context | None = None) -> Any:
     if (made := arrowkit.text_type(ctx, plain)) != plain:
         return pa.array(flat, type=getattr(pa, made)())
     return pa.array(flat)
-
-
-def _mixed_objects(name: str, flat: Any, exc: Exception) -> ConversionError | None:
-    """Where pyarrow could not read an object variable ``flat`` because its values are of
-    several Python types: an error naming it, the types and what to do (else None)."""
-    kinds = sorted(
-        {
-            type(v).__name__
-            for v in flat.tolist()
-            if v is not None and not (isinstance(v, float) and math.isnan(v))  # (missing)
-        }
-    )
-    if len(kinds) < 2:
-        return None
-    return ConversionError(
-        f"pyarrow cannot read xarray variable {name!r} (dtype object): it holds values of "
-        f"{len(kinds)} Python types ({', '.join(kinds[:6])}), and an Arrow column holds one "
-        f"type ({type(exc).__name__}: {exc}). Make it one type first, for example "
-        f"da.astype(str)"
-    )
 
 
 def _restore(pa: Any, flat: Any, kept: Any) -> Any:

@@ -305,7 +305,7 @@ class Hub:
             fast = self._calls.get((type(obj), to, copy, device, strict, dtype))
         except TypeError:  # an unhashable to= or device=: the planner explains
             fast = None
-        if fast is not None:
+        if fast is not None and fast.copy is copy and fast.strict is strict:
             try:
                 run = fast.runs.get(fast.key(obj))
             except Exception:  # noqa: BLE001 - planned: describe says what failed

@@ -201,6 +201,28 @@ def test_options_are_validated(hub: ih.Hub) -> None:
     assert issubclass(ih.DeviceError, ih.InvalidOptionError)
 
 
+@pytest.mark.parametrize("convert", ["module", "hub"])
+def test_options_are_validated_once_the_call_is_kept(hub: ih.Hub, convert: str) -> None:
+    # A kept call is found by a dict key, where 0 == False and 1 == True: copy=0 and
+    # strict=1 were let through once copy=False and strict=True had run.
+    table = pa.table({"a": [1.0, 2.0]})
+    kept = ih.default_hub() if convert == "module" else hub
+    call: Any = ih.convert if convert == "module" else hub.convert  # (bad options below)
+    for copy in (None, True, False):
+        for strict in (True, False):
+            call(table, to="polars", copy=copy, strict=strict)
+            assert kept.planner.kept_route(table, "polars", copy, None, strict) is not None
+            call(table, to="polars", copy=copy, strict=strict, as_dict=True)
+    for bad_copy in (0, 1, 0.0, 1.0, np.False_, np.True_):
+        with pytest.raises(ih.InvalidOptionError, match="copy must be None"):
+            call(table, to="polars", copy=bad_copy)
+    for bad_strict in (0, 1, np.True_):
+        with pytest.raises(ih.InvalidOptionError, match="strict must be True or False"):
+            call(table, to="polars", strict=bad_strict)
+    with pytest.raises(ih.InvalidOptionError, match="copy must be None"):
+        call(table, to="polars", copy=0, as_dict=True)
+
+
 def test_stream_into_a_column_type_needs_one_column(hub: ih.Hub) -> None:
     schema = pa.schema([("a", pa.int64()), ("b", pa.int64())])
     reader = pa.RecordBatchReader.from_batches(schema, [pa.record_batch([[1], [2]], schema=schema)])

@@ -48,6 +48,11 @@ class FastRoutes:
 
     source: Adapter
     key: Callable[[Any], Hashable | None]
+    #: The call's own copy= and strict= objects (None, True or False). A call is kept by
+    #: a dict key, and ``0 == False`` and ``1 == True`` there, so the fast path checks
+    #: these by identity: ``copy=0`` is refused, cached or not.
+    copy: object = None
+    strict: object = False
     runs: dict[Hashable, Compiled] = field(default_factory=dict)
 
 
@@ -80,6 +85,8 @@ class RouteCache:
         for ``call``'s type, asked when the call is first kept)."""
         fast = self.calls.get(call)
         keyer = fast.key if fast is not None and fast.source is source else None
+        if fast is not None and (fast.copy is not call[2] or fast.strict is not call[4]):
+            return  # (not a valid call: the planner refuses such options before this)
         try:
             if keyer is None:
                 keyer = source.route_key_of(call[0])
@@ -94,7 +101,7 @@ class RouteCache:
             fast = self.calls.get(call)
             if fast is None or fast.source is not source:
                 _make_room(self.calls, MAX_CALLS)
-                fast = self.calls[call] = FastRoutes(source, keyer)
+                fast = self.calls[call] = FastRoutes(source, keyer, call[2], call[4])
             _make_room(fast.runs, MAX_KEYS_PER_CALL)
             fast.runs[key] = runs
 

@@ -130,7 +130,7 @@ class Planner:
             fast = self._calls.get((type(obj), to, copy, device, strict, dtype))
         except TypeError:  # an unhashable to= or device=
             return None
-        if fast is None:
+        if fast is None or fast.copy is not copy or fast.strict is not strict:
             return None
         key = fast.key
         try:
@@ -235,7 +235,7 @@ class Planner:
             fast = self._calls.get((type(obj), _COLUMNS, copy, None, False, None))
         except TypeError:
             return None
-        if fast is None:
+        if fast is None or fast.copy is not copy:
             return None
         try:
             run = fast.runs.get(fast.key(obj))

@@ -469,8 +469,11 @@ def _import_bind(ctx: Context) -> Callable[[Any], Any]:
             table = safe(arrowkit.read(value, Kind.TABLE, info))
             return a3.RecordBatchReader.from_batches(table.schema, table.to_batches())
         if want == Kind.TABLE:
+            # A pyarrow RecordBatch (an arro3 one, exported, or copied with copy=True)
+            # stays one batch, as to="pyarrow" keeps it
+            batch = one_batch or (cls is None and isinstance(value, pa.RecordBatch))
             table = safe(arrowkit.read(value, Kind.TABLE, info))
-            if one_batch:
+            if batch:
                 # (several chunks are concatenated into new arrays, at offset 0)
                 return a3.RecordBatch.from_arrow(arrowkit.single_batch(table))
             return a3.Table.from_arrow(table)

@@ -159,7 +159,7 @@ def test_a_record_batch_and_its_types(hub: ih.Hub) -> None:
 # -- every library -> arro3 ------------------------------------------------------------------
 SOURCES: dict[str, tuple[Callable[[], Any], type]] = {
     "pyarrow table": (lambda: sample(), a3.Table),
-    "pyarrow batch": (lambda: sample().to_batches()[0], a3.Table),
+    "pyarrow batch": (lambda: sample().to_batches()[0], a3.RecordBatch),
     "nanoarrow table": (lambda: na.Array(sample()), a3.Table),
     "polars frame": (lambda: pl.from_arrow(sample()), a3.Table),
     "pandas frame": (lambda: sample().to_pandas(types_mapper=pd.ArrowDtype), a3.Table),
@@ -246,6 +246,22 @@ def test_copy_true_shares_nothing(hub: ih.Hub) -> None:
     for lib in ("pyarrow", "polars", "numpy"):
         data = a3_table if lib != "numpy" else a3.Table.from_arrow(pa.table({"x": [1.0, 2.0]}))
         assert hub.shared_bytes(data, hub.convert(data, to=lib, copy=True)) == 0
+
+
+def test_a_record_batch_stays_one(hub: ih.Hub) -> None:
+    # copy=True of an arro3 RecordBatch gave an arro3 Table: a private copy keeps its type
+    batch = a3.RecordBatch.from_arrow(sample().to_batches()[0])
+    for copy in (None, True, False):
+        result = hub.convert(batch, to="arro3", copy=copy)
+        assert isinstance(result, a3.RecordBatch) and values(result) == sample().to_pylist()
+        assert hub.shared_bytes(batch, result) == (
+            0 if copy else sum(b.size for b in hub.buffers(batch))
+        )
+    # a pyarrow RecordBatch becomes one too, as to="pyarrow" keeps it one (zero-copy)
+    source = pa.record_batch({"a": np.arange(1000.0)})
+    result = assert_claim_holds(hub, source, "arro3")
+    assert isinstance(result, a3.RecordBatch) and hub.plan(source, to="arro3").zero_copy
+    assert hub.shared_bytes(source, result) == 8000
 
 
 def test_zero_copy_round_trip_by_address(hub: ih.Hub) -> None:

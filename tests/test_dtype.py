@@ -191,3 +191,17 @@ def test_as_dict_names_each_column_in_its_messages_and_results(hub: ih.Hub) -> N
     assert list(named) == ["price"] and named["price"].name == "price"
     back = hub.convert(pd.Series([1, 2], name="qty"), to="polars", as_dict=True)
     assert list(back) == ["qty"] and back["qty"].name == "qty"
+
+
+def test_as_dict_write_through_names_the_column_and_its_source(hub: ih.Hub) -> None:
+    # Each column's warning named a "pyarrow.ChunkedArray", whatever was passed
+    table = pa.table({"a": np.arange(3.0), "b": np.arange(3.0)})
+    for source, name in ((table, "pyarrow.Table"), (pl.from_arrow(table), "polars.DataFrame")):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            result = hub.convert(source, to="torch", as_dict=True)
+        messages = [str(w.message) for w in seen if w.category is ih.WriteThroughWarning]
+        assert [m.split(", which")[0] for m in messages] == [
+            f"the torch result shares memory with the column {c!r} of the {name}" for c in "ab"
+        ]
+        assert result["a"].data_ptr() == table["a"].chunk(0).buffers()[1].address

@@ -214,10 +214,14 @@ class Planner:
             for name, col in columns
         ]
         results = {}
+        cls = type(obj)
+        outer = f"{cls.__module__.split('.')[0]}.{cls.__qualname__}"
         for name, col, plan, request, source in planned:
             if plan.deferred:
                 results[name] = self.convert(col, to, copy, device, strict, dtype)
                 continue
+            if plan.write_through:  # (its warning names the column and what it came from)
+                plan = replace(plan, source=f"column {name!r} of the {outer}")
             compiled = _compiled(plan, request)
             one_shot = source.is_one_shot(col)
             try:

@@ -271,6 +271,15 @@ def test_2d_masked_arrays_keep_their_masks_as_nulls_of_their_columns(
     assert hub.convert(masked, to="polars").row(0) == (0, None)
     plan = str(hub.plan(masked, to="pyarrow"))
     assert plan.count("the numpy mask becomes an Arrow validity bitmap") == 2, plan
+    # By address: a Fortran-ordered array's columns are its own memory (only the bitmaps
+    # are new, as the plan claims); a C-ordered one's are gathered, as it claims too
+    start = data.__array_interface__["data"][0]
+    inside = [start <= c.chunk(0).buffers()[1].address < start + data.nbytes for c in table.columns]
+    gathered = "each column is gathered" in plan
+    assert inside == [order == "F"] * 2 and gathered == (order == "C"), plan
+    assert hub.plan(masked, to="pyarrow").copied_bytes == (
+        2 * -(-rows // 8) if order == "F" else 2 * (rows * 8 - (-rows // 8))
+    ), plan
     with pytest.raises(ih.LossyConversionError, match="column 'column_1'"):
         hub.convert(masked, to="torch", strict=True)
     with pytest.warns(ih.LossyConversionWarning, match="nulls become NaN"):

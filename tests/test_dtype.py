@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -47,6 +48,22 @@ def test_values_a_cast_cannot_keep_are_warned_and_refused_under_strict(hub: ih.H
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert hub.convert(small, to="numpy")[0, 0] == 2**52
+
+
+@pytest.mark.parametrize("to", ["numpy", "torch"])
+@pytest.mark.parametrize("make", [pa.array, lambda v: pa.table({"big": v})])
+def test_integers_cast_to_float16_are_checked(hub: ih.Hub, to: str, make: Any) -> None:
+    # pyarrow checks no integer cast to float16: 2**40 became inf with no warning (the plan
+    # said "values it cannot hold are warned when run")
+    with pytest.warns(ih.LossyConversionWarning, match="int64 -> float16: .*become inf"):
+        result = hub.convert(make([2**40, 1]), to=to, dtype="float16")
+    assert np.isinf(np.asarray(result).ravel()[0])
+    with pytest.raises(ih.LossyConversionError, match="beyond \\+-2048"):
+        hub.convert(make([2049, 1]), to=to, dtype="float16", strict=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # held exactly: no warning
+        exact = hub.convert(make([-2048, 2048]), to=to, dtype="float16", strict=True)
+    assert np.asarray(exact).ravel().tolist() == [-2048.0, 2048.0]
 
 
 @pytest.mark.parametrize("dtype", ["float32", np.float32, np.dtype("float32"), torch.float32])

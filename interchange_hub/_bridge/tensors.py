@@ -384,7 +384,17 @@ def cast_checked(data: Any, to: str, strict: bool, asked: bool = False) -> Any:
             # (pyarrow's safe cast makes any number but 0 True)
             why = "the cast changes values: values other than 0 and 1 become True"
             lossy.append(Loss(name, hub_name(str(col.type)), to, why))
-        if pa.types.is_floating(col.type) and pa.types.is_floating(target) and _new_infs(col, out):
+        if pa.types.is_float16(target) and pa.types.is_integer(col.type) and _beyond(col, 2048):
+            # pyarrow checks no integer cast to float16 (int64 2**40 became inf silently);
+            # as it checks float32 (by the range held exactly: +-2**24), by +-2**11
+            why = (
+                "the cast changes values: integers beyond +-2048 are rounded, "
+                "beyond +-65504 they become inf"
+            )
+            lossy.append(Loss(name, hub_name(str(col.type)), to, why))
+        elif (
+            pa.types.is_floating(col.type) and pa.types.is_floating(target) and _new_infs(col, out)
+        ):
             # narrower floats round, as asked; pyarrow lets a finite value overflow silently
             why = "finite values beyond the narrower float overflow to inf"
             lossy.append(Loss(name, hub_name(str(col.type)), to, why))
@@ -397,6 +407,14 @@ def cast_checked(data: Any, to: str, strict: bool, asked: bool = False) -> Any:
         out = cast("", data)
     report_losses(lossy, "a tensor", strict)
     return out
+
+
+def _beyond(col: Any, bound: int) -> bool:
+    """Whether the integer column ``col`` holds a value outside ``-bound..bound``."""
+    pc = require("pyarrow.compute")
+    found = pc.min_max(col)
+    low, high = found["min"].as_py(), found["max"].as_py()
+    return low is not None and (low < -bound or high > bound)
 
 
 def _new_infs(before: Any, after: Any) -> bool:

@@ -78,7 +78,32 @@ def dtype_name(arrow_type: Any) -> str:
 
 
 def columns_of_schema(schema: Any) -> tuple[Column, ...]:
-    return tuple(Column(f.name, dtype_name(f.type)) for f in schema)
+    marked = enum_fields(schema)
+    return tuple(
+        Column(f.name, dtype_name(f.type), flags=_ENUM_METADATA if i in marked else NO_FLAGS)
+        for i, f in enumerate(schema)
+    )
+
+
+# The field metadata polars writes for an Enum ("_PL_ENUM_VALUES2" in polars 1.3x-2.x):
+# its categories, in order, which polars' import reads back as that Enum
+_ENUM_KEY = b"_PL_ENUM_VALUES"
+_ENUM_METADATA = frozenset({Flag.ENUM_METADATA})
+
+
+def enum_fields(schema: Any, types: Sequence[Any] | None = None) -> tuple[int, ...]:
+    """The positions of ``schema``'s ordered dictionary fields whose metadata marks them an
+    Enum of fixed categories (:attr:`Flag.ENUM_METADATA`); only ordered dictionaries'
+    fields are looked at (a type check a field, of ``types``: ``schema.types``, which a
+    pyarrow table's route key has read already)."""
+    dictionary = pa_module().DictionaryType
+    found: tuple[int, ...] = ()
+    for i, typ in enumerate(schema.types if types is None else types):
+        if type(typ) is dictionary and typ.ordered:
+            metadata = schema.field(i).metadata
+            if metadata and any(k.startswith(_ENUM_KEY) for k in metadata):
+                found += (i,)
+    return found
 
 
 _SLICED = frozenset({Flag.SLICED})
@@ -261,6 +286,12 @@ def nbytes(chunks: Any) -> int:
 def describe_table(table: Any) -> DataInfo:
     """Describe a pyarrow Table or RecordBatch."""
     cols = tuple(_column(n, table.column(i)) for i, n in enumerate(table.column_names))
+    marked = enum_fields(table.schema)
+    if marked:
+        cols = tuple(
+            replace(c, flags=c.flags | _ENUM_METADATA) if i in marked else c
+            for i, c in enumerate(cols)
+        )
     split = split_columns(table.columns)
     if split:
         cols = tuple(
@@ -326,8 +357,10 @@ def route_key(obj: Any) -> Any:
             return None
         schema = obj.schema
         columns = obj.columns
-        keys = tuple(_column_key(c, t) for c, t in zip(columns, schema.types, strict=True))
-        return (schema, keys, split_columns(columns))
+        types = schema.types
+        keys = tuple(_column_key(c, t) for c, t in zip(columns, types, strict=True))
+        # (a schema compares without its fields' metadata: the Enums it marks are keyed)
+        return (schema, keys, split_columns(columns), enum_fields(schema, types))
     if (cls is pa.ChunkedArray or isinstance(obj, pa.Array)) and len(obj):
         typ = obj.type
         return (cls, typ, _column_key(obj, typ))
@@ -345,7 +378,8 @@ def describe_schema(schema: Any, kind: Kind) -> DataInfo:
     for field in schema:
         _refuse_unwrappable(field.name, field.type)
     return DataInfo(
-        kind, tuple(Column(c.name, c.dtype, -1, -1, -1) for c in columns_of_schema(schema))
+        kind,
+        tuple(Column(c.name, c.dtype, -1, -1, -1, c.flags) for c in columns_of_schema(schema)),
     )
 
 

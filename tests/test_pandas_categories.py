@@ -243,3 +243,51 @@ def test_periods_and_intervals_are_described_as_pandas_extension_types() -> None
         "p": "extension<pandas.period<ArrowPeriodType>>",
         "i": "extension<pandas.interval<ArrowIntervalType>>",
     }
+
+
+def test_ordered_categories_into_polars_are_warned() -> None:
+    # polars' Categorical keeps no order (it sorts by the strings): pl.from_pandas and
+    # pl.from_arrow drop an ordered flag silently; the hub warned of nothing either.
+    import polars as pl
+
+    ordered = pd.Categorical(["lo", "hi", "lo"], categories=["lo", "hi"], ordered=True)
+    frame = pd.DataFrame({"x": [1.0, 2.0, 3.0], "c": ordered})
+    table = pa.table({"c": pa.array(ordered)})
+    assert table.schema.field("c").type.ordered
+    for source in (frame, frame["c"], table, table["c"]):  # (a ChunkedArray has no name)
+        named = "column 'c'" if not isinstance(source, pa.ChunkedArray) else "the data"
+        with pytest.warns(ih.LossyConversionWarning, match=f"{named}: .*ordered=1.*no ordered"):
+            result = HUB.convert(source, to="polars")
+        column = result if isinstance(result, pl.Series) else result["c"]
+        assert column.dtype == pl.Categorical and column.to_list() == ["lo", "hi", "lo"]
+        with pytest.raises(ih.LossyConversionError, match="pl.Enum"):
+            HUB.convert(source, to="polars", strict=True)
+    assert "LOSSY column 'c'" in str(HUB.plan(frame, to="polars"))
+    unordered = pd.DataFrame({"c": pd.Categorical(["lo", "hi", "lo"])})
+    assert quiet(unordered, "polars")["c"].to_list() == ["lo", "hi", "lo"]
+    enum = pl.DataFrame({"c": ["lo", "hi"]}, schema={"c": pl.Enum(["lo", "hi"])})
+    assert quiet(HUB.convert(enum, to="pyarrow"), "polars").dtypes == [pl.Enum(["lo", "hi"])]
+
+
+def test_an_enum_marked_in_field_metadata_is_keyed_apart_from_a_plain_ordered_dictionary() -> None:
+    # polars exports an Enum as an ordered dictionary marked in its field's metadata (which
+    # a schema's == and hash leave out): the marked table comes back an Enum, no warning;
+    # the same table unmarked is warned, whichever of the two was converted first
+    import polars as pl
+
+    enum = pl.DataFrame({"c": ["lo", "hi", "lo"]}, schema={"c": pl.Enum(["lo", "hi"])})
+    marked = enum.to_arrow()
+    plain = pa.Table.from_arrays(
+        marked.columns, schema=pa.schema([marked.schema.field(0).remove_metadata()])
+    )
+    assert marked.schema == plain.schema and marked.schema.field(0).metadata
+    for order in ((marked, plain), (plain, marked)):
+        hub = ih.Hub(autoload=False)
+        for table in order * 2:
+            if table is marked:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error")
+                    assert hub.convert(table, to="polars").dtypes == [pl.Enum(["lo", "hi"])]
+            else:
+                with pytest.warns(ih.LossyConversionWarning, match="no ordered flag"):
+                    assert hub.convert(table, to="polars").dtypes == [pl.Categorical]

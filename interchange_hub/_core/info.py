@@ -67,6 +67,10 @@ class Flag(enum.StrEnum):
     # booleans held a bit a value (Arrow's, in a library that holds numpy's byte a value
     # too: pandas' bool[pyarrow]): a tensor of them is a copy
     BIT_PACKED = "bit_packed"
+    # an ordered dictionary whose Arrow field metadata marks it an Enum of fixed categories,
+    # in order (polars' own export of an Enum): polars reads it back as that Enum, and keeps
+    # the order an ordered dictionary without it loses
+    ENUM_METADATA = "enum_metadata"
 
 
 NO_FLAGS: frozenset[Flag] = frozenset()  # a shared empty set, for the hot paths

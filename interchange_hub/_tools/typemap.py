@@ -357,6 +357,12 @@ LOSSY: dict[str, tuple[Lossy, ...]] = {
     "polars": (
         Lossy("timestamp with a fixed offset (+05:30)", "becomes UTC: polars has no offset zones"),
         Lossy("(export) Int128 / UInt128", "decimal128(38, 0); 39-digit values fail"),
+        # (no corpus type is ordered: tests/test_pandas_categories.py checks it)
+        Lossy(
+            "string dictionary marked ordered (ordered=1), not marked a polars Enum",
+            "a Categorical, which sorts and compares by its strings: the categories' order "
+            "is dropped (a field whose metadata marks it a polars Enum comes back as that Enum)",
+        ),
     ),
     "pandas": (),
     "duckdb": (

@@ -738,6 +738,17 @@ def _lazy_once(value: Any, info: DataInfo) -> Any:
 _ARROW_INTERVAL = re.compile(r"(?<![\w.])(?:month_day_nano|month|day_time)_interval")
 
 
+# An ordered Arrow dictionary (a pandas Categorical of ordered=True) becomes a polars
+# Categorical, which keeps no order: pl.from_arrow and pl.from_pandas drop it silently.
+_ORDER_DROPPED = (
+    "polars keeps no ordered flag: a Categorical sorts and compares by its strings, not "
+    "by the categories' order; cast the column to pl.Enum(categories) to keep the order"
+)
+
+
+_ENUM_KEPT = frozenset({ENUM, Flag.ENUM_METADATA})  # (read back as a polars Enum)
+
+
 def _import_estimate(ctx: Context) -> Estimate:
     info = ctx.info
     if info.kind == Kind.TENSOR:
@@ -776,7 +787,7 @@ def _import_estimate(ctx: Context) -> Estimate:
                 f"polars cannot import column {col.name!r} ({col.dtype}); cast it to a "
                 "duration or a struct of its fields first"
             )
-        if ENUM in col.flags and col.dtype.startswith("dictionary<"):
+        if _ENUM_KEPT & col.flags and col.dtype.startswith("dictionary<"):
             reason = "a polars Enum's dictionary is rebuilt as polars Enum"
         else:
             reason = _import_copy_reason(col.dtype)
@@ -811,6 +822,8 @@ def _import_estimate(ctx: Context) -> Estimate:
             copies.append(Copy(col.name, col.nbytes, reason))
         else:
             copies += _bitmap_copies(col, info.rows)
+        if "ordered=1" in col.dtype and not (_ENUM_KEPT & col.flags):
+            losses.append(Loss(col.name, col.dtype, "Categorical", _ORDER_DROPPED))
         if col.dtype == "extension<arrow.uuid>":
             losses.append(
                 Loss(

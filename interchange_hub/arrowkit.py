@@ -73,8 +73,34 @@ def builds_text(name: str) -> bool:
 
 
 def dtype_name(arrow_type: Any) -> str:
-    """pyarrow's name for a type, with floats spelled ``float16/32/64``."""
-    return hub_name(str(arrow_type))
+    """pyarrow's name for a type, with floats spelled ``float16/32/64``. An extension type's
+    name leaves its storage out (``extension<arrow.json>`` over string, large_string or
+    string_view alike): where that storage holds views, which a reader may not read safely
+    (nanoarrow), the name says so: ``extension<arrow.json> over string_view``."""
+    name = hub_name(str(arrow_type))
+    if "extension<" in name and not has_views(name):
+        hidden = sorted(_hidden_views(arrow_type))
+        if hidden:
+            name = f"{name} over {' and '.join(hidden)}"
+    return name
+
+
+def _hidden_views(typ: Any) -> set[str]:
+    """The view types (``string_view``, ``binary_view``) in the storage of the extension
+    types ``typ`` holds, at any depth."""
+    pa = pa_module()
+    found: set[str] = set()
+    if isinstance(typ, pa.BaseExtensionType):
+        storage = typ.storage_type
+        found |= {v for v in _VIEWS if v in str(storage)} | _hidden_views(storage)
+        return found
+    children = [typ.field(i).type for i in range(typ.num_fields)]
+    value = getattr(typ, "value_type", None)  # (a dictionary's values)
+    if isinstance(value, pa.DataType) and not children:
+        children.append(value)
+    for child in children:
+        found |= _hidden_views(child)
+    return found
 
 
 def columns_of_schema(schema: Any) -> tuple[Column, ...]:
@@ -796,7 +822,23 @@ def _view_free(pa: Any, typ: Any, layouts: bool) -> Any:
     if t.is_union(typ) and has_views(str(typ)):
         fields = [f.with_type(inner(f.type)) for f in typ]
         return pa.union(fields, typ.mode, list(typ.type_codes))
-    return typ
+    rebuilt = _extension_without_views(pa, typ)
+    return typ if rebuilt is None else rebuilt
+
+
+def _extension_without_views(pa: Any, typ: Any) -> Any:
+    """An extension type over views made anew over large types, where pyarrow can: its
+    canonical arrow.json and arrow.opaque, which take any string or binary storage (a
+    column is rebuilt over the cast storage: :func:`_column_without_views`); None for
+    anything else (another extension type keeps its views: refused where they matter)."""
+    if not isinstance(typ, pa.BaseExtensionType) or not _hidden_views(typ):
+        return None
+    storage = typ.storage_type
+    if typ.extension_name == "arrow.json" and storage == pa.string_view():
+        return pa.json_(pa.large_string())
+    if typ.extension_name == "arrow.opaque" and storage in (pa.string_view(), pa.binary_view()):
+        return pa.opaque(_view_free(pa, storage, True), typ.type_name, typ.vendor_name)
+    return None
 
 
 def decode_dictionary(col: Any) -> Any:
@@ -862,7 +904,12 @@ def without_views(data: Any) -> Any:
         schema = pa.schema(fields, metadata=data.schema.metadata)  # (as a table's)
         if schema == data.schema:
             return data
-        if all(has_plain_layout(f.type) and not _union_of_views(pa, f.type) for f in data.schema):
+        if all(
+            has_plain_layout(f.type)
+            and not _union_of_views(pa, f.type)
+            and _extension_without_views(pa, f.type) is None
+            for f in data.schema
+        ):
             return data.cast(schema)
         batches = (_batch_without_views(pa, batch, schema) for batch in data)
         return pa.RecordBatchReader.from_batches(schema, batches)
@@ -899,7 +946,12 @@ def _view_free_schema(pa: Any, source: Any) -> tuple[Any, bool, tuple[int, ...]]
 def _work_out_view_free(pa: Any, source: Any) -> tuple[Any, bool, tuple[int, ...]]:
     fields = [f.with_type(_without_views(pa, f.type)) for f in source]
     schema = pa.schema(fields, metadata=source.metadata)  # (kept, as a table without views)
-    plain = all(has_plain_layout(f.type) and not _union_of_views(pa, f.type) for f in source)
+    plain = all(
+        has_plain_layout(f.type)
+        and not _union_of_views(pa, f.type)
+        and _extension_without_views(pa, f.type) is None
+        for f in source
+    )
     return schema, plain, _changed(source, schema)
 
 
@@ -1020,6 +1072,15 @@ def _column_without_views(pa: Any, col: Any) -> Any:
     with its members cast (pyarrow casts no union). Anything else as it is."""
     if not has_plain_layout(col.type):
         return plain_layout(col)
+    rebuilt = _extension_without_views(pa, col.type)
+    if rebuilt is not None:  # (pyarrow casts no extension type to another)
+        large = rebuilt.storage_type
+        if isinstance(col, pa.ChunkedArray):
+            chunks = [
+                pa.ExtensionArray.from_storage(rebuilt, c.storage.cast(large)) for c in col.chunks
+            ]
+            return pa.chunked_array(chunks, type=rebuilt)
+        return pa.ExtensionArray.from_storage(rebuilt, col.storage.cast(large))
     if not _union_of_views(pa, col.type):
         return col
     if isinstance(col, pa.ChunkedArray):
@@ -1055,7 +1116,7 @@ def views_left(data: Any) -> bool:
     """Whether any view type survived :func:`without_views` (unions, for instance)."""
     pa = pa_module()
     schema = data.schema if hasattr(data, "schema") else pa.schema([pa.field("", data.type)])
-    return any(has_views(str(f.type)) for f in schema)
+    return any(has_views(dtype_name(f.type)) for f in schema)
 
 
 def has_views(dtype: str) -> bool:

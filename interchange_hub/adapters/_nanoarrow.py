@@ -306,6 +306,16 @@ def _import_estimate(ctx: Context) -> Estimate:
     want = ctx.kind or ctx.info.kind
     if ctx.target_type is not None and ctx.target_type.__name__ == "Array" and want == Kind.STREAM:
         want = Kind.TABLE
+    for c in ctx.info.columns:
+        if any(mark in c.dtype for mark in _VIEW_STORAGE) and not c.dtype.startswith(_REBUILT):
+            # (nanoarrow read such a column as it was: the process crashed when it was read)
+            raise Unroutable(
+                f"nanoarrow cannot read string_view/binary_view safely, and column {c.name!r} "
+                f"({c.dtype}) holds them as an extension type's storage, which a cast cannot "
+                "reach; rebuild the column over large_string/large_binary first (for "
+                "arrow.json: pa.ExtensionArray.from_storage(pa.json_(pa.large_string()), "
+                "col.storage.cast(pa.large_string()))), or take its storage alone"
+            )
     copies = tuple(
         Copy(
             c.name,
@@ -318,6 +328,25 @@ def _import_estimate(ctx: Context) -> Estimate:
     if copies and not installed("pyarrow"):
         raise Unroutable("view types need pyarrow to be cast before nanoarrow reads them")
     return Estimate(ctx.info.but(kind=want), copies, why="C structs moved into nanoarrow")
+
+
+# How a type name shows views in an extension type's storage (arrowkit.dtype_name, and
+# pyarrow's own name of arrow.opaque)
+_VIEW_STORAGE = (
+    " over string_view",
+    " over binary_view",
+    "storage_type=string_view",
+    "storage_type=binary_view",
+)
+
+
+# Extension types over views made anew over large types (arrowkit.without_views), at the
+# top of a column: pyarrow's arrow.json and arrow.opaque
+_REBUILT = (
+    "extension<arrow.json> over string_view",
+    "extension<arrow.opaque[storage_type=string_view,",
+    "extension<arrow.opaque[storage_type=binary_view,",
+)
 
 
 def _import_bind(ctx: Context) -> Any:

@@ -9,6 +9,7 @@ import pandas as pd
 import polars as pl
 import pyarrow as pa
 import pytest
+import torch
 
 import interchange_hub as ih
 from tests.helpers import assert_claim_holds
@@ -112,6 +113,20 @@ def test_fortran_ordered_matrix_to_table_is_zero_copy(hub: ih.Hub) -> None:
         assert arrow_data_address(table.column(i)) == matrix[:, i].ctypes.data
     c_ordered = np.ascontiguousarray(matrix)
     assert not hub.plan(c_ordered, to="pyarrow").zero_copy
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int8", "uint16"])
+def test_nd_tensors_into_polars_share_as_the_plan_says(hub: ih.Hub, dtype: str) -> None:
+    # polars keeps a numeric fixed-shape tensor's storage as an Array column over the same
+    # buffers: the plan claimed a copy ("strings as views"), and copy=False was refused
+    array = np.arange(24).astype(dtype).reshape(2, 3, 4)
+    for source in (array, torch.from_numpy(array)):
+        assert hub.plan(source, to="polars").zero_copy
+        result = hub.convert(source, to="polars", copy=False)
+        assert hub.shared_bytes(array, result) == array.nbytes
+    sliced = hub.convert(array, to="pyarrow")[1:]  # (at an offset: polars rebuilds it)
+    assert not hub.plan(sliced, to="polars").zero_copy
+    assert hub.shared_bytes(sliced, hub.convert(sliced, to="polars")) == 0
 
 
 def test_one_column_table_to_a_2d_view(hub: ih.Hub, floats: np.ndarray) -> None:

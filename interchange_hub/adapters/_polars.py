@@ -800,7 +800,7 @@ def _import_estimate(ctx: Context) -> Estimate:
             copies.append(Copy(col.name, 16 * info.rows, why))
         elif reason:
             copies.append(Copy(col.name, col.nbytes, reason))
-        elif col.dtype.startswith("fixed_size_list") and (
+        elif (col.dtype.startswith("fixed_size_list") or _numeric_tensor(col.dtype)) and (
             Flag.SLICED in col.flags
             or Flag.CHUNKS_SPLIT in col.flags
             or Flag.FIXED_SIZE_TAIL in col.flags
@@ -886,6 +886,17 @@ def _bitmap_copies(col: Column, rows: int) -> list[Copy]:
     return [Copy(col.name, size, why)]
 
 
+# A fixed-shape tensor of numbers: polars keeps its fixed-size list storage as an Array
+# column over the same buffers (checked by address: tests/test_zero_copy.py)
+_NUMERIC_TENSOR = re.compile(
+    r"extension<arrow\.fixed_shape_tensor\[value_type=(?:u?int(?:8|16|32|64)|halffloat|float|double),"
+)
+
+
+def _numeric_tensor(dtype: str) -> bool:
+    return _NUMERIC_TENSOR.match(dtype) is not None
+
+
 def _import_copy_reason(dtype: str) -> str:
     if dtype in ("string", "large_string"):
         return f"polars stores strings as string_view; {dtype} is rebuilt"
@@ -922,7 +933,7 @@ def _import_copy_reason(dtype: str) -> str:
             "polars has no second unit; values are rescaled to milliseconds (any beyond "
             "their range become null, warned)"
         )
-    if dtype.startswith("extension<"):
+    if dtype.startswith("extension<") and not _numeric_tensor(dtype):
         return "polars rebuilds an extension column's storage (strings as views)"
     plain = dtype.replace("string_view", "").replace("binary_view", "")
     if "string" in plain or "binary" in plain:

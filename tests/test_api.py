@@ -147,6 +147,28 @@ def test_negative_strides_are_normalised_before_torch(hub: ih.Hub) -> None:
     assert hub.convert(reversed_view, to="torch").tolist() == reversed_view.tolist()
 
 
+def test_strides_no_multiple_of_the_item_size_are_made_contiguous(hub: ih.Hub) -> None:
+    # A record array's float64 field has a stride of 12 bytes, which DLPack (strides in
+    # items) and torch.from_numpy cannot describe: the plan said zero-copy into torch, and
+    # the run failed, copy=True too (found by a review helper)
+    records = np.zeros(4, dtype=[("a", "i4"), ("b", "f8")])
+    records["b"] = [1.5, 2.5, 3.5, 4.5]
+    field = records["b"]
+    assert field.strides == (12,)
+    plan = hub.plan(field, to="torch")
+    assert not plan.zero_copy and "no multiple of the item size" in str(plan)
+    for copy in (None, True):
+        assert hub.convert(field, to="torch", copy=copy).tolist() == [1.5, 2.5, 3.5, 4.5]
+    with pytest.raises(ih.CopyRequiredError, match="no multiple of the item size"):
+        hub.convert(field, to="torch", copy=False)
+    assert torch.utils.dlpack.from_dlpack(ih.export(field)).tolist() == [1.5, 2.5, 3.5, 4.5]
+    shared = hub.convert(records["a"], to="torch")  # (a stride of 12 over 4-byte items)
+    assert (
+        shared.data_ptr() == records["a"].ctypes.data
+        and hub.plan(records["a"], to="torch").zero_copy
+    )
+
+
 @pytest.mark.parametrize(
     "make",
     [

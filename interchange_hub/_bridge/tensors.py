@@ -62,14 +62,22 @@ def np_module() -> Any:
 
 
 def layout_of(arr: Any) -> str:
-    """ "C", "F" (column-major, 2-D and up), "negative" (some stride < 0) or "strided"."""
+    """ "C", "F" (column-major, 2-D and up), "odd" (a stride that is no multiple of the
+    item size: a field of a record array, which DLPack, counting strides in items, and
+    torch.from_numpy cannot describe), "negative" (some stride < 0) or "strided"."""
     if arr.flags.c_contiguous:
         return "C"
     if arr.flags.f_contiguous:
         return "F"
-    if any(s < 0 for s in arr.strides):
+    strides, size = arr.strides, arr.itemsize
+    if any(s % size for s in strides):
+        return ODD_STRIDES
+    if any(s < 0 for s in strides):
         return "negative"
     return "strided"
+
+
+ODD_STRIDES = "odd"
 
 
 def describe_ndarray(arr: Any, device: Device = CPU) -> DataInfo:

@@ -55,8 +55,8 @@ def _plain(ctx: Context) -> None:
     if ctx.copy:
         raise Unroutable("copy=True takes the general route")
     (col,) = info.columns
-    if info.layout == "negative" or col.nulls > 0 or col.flags:
-        raise Unroutable("negative strides, masks and lazy views take DLPack")
+    if info.layout in ("negative", tensors.ODD_STRIDES) or col.nulls > 0 or col.flags:
+        raise Unroutable("negative or odd strides, masks and lazy views take DLPack")
     if not (is_numeric(col.dtype) or col.dtype == "bool" or col.dtype.startswith("complex")):
         raise Unroutable(f"{col.dtype} takes the general route")
 
@@ -74,8 +74,13 @@ def _epoch_estimate(ctx: Context, dtype: str) -> Estimate:
     """numpy datetime64/timedelta64 -> torch: its int64 ticks, shared (torch has no time
     type); NaT is numpy's int64 minimum, and stays that value."""
     info = ctx.info
-    if info.kind != Kind.TENSOR or not info.device.is_cpu or ctx.copy or info.layout == "negative":
-        raise Unroutable("CPU datetime64 arrays, without copy=True")
+    if (
+        info.kind != Kind.TENSOR
+        or not info.device.is_cpu
+        or ctx.copy
+        or info.layout in ("negative", tensors.ODD_STRIDES)
+    ):
+        raise Unroutable("CPU datetime64 arrays, without copy=True, of plain strides")
     unit = dtype[dtype.index("[") + 1 : -1]
     col = info.columns[0]
     what = "since the epoch" if dtype.startswith("timestamp") else "of duration"

@@ -33,7 +33,7 @@ from interchange_hub.adapter import (
     Context,
     Edge,
     check_tensor_parts,
-    passthrough,
+    with_context,
 )
 
 if TYPE_CHECKING:
@@ -88,7 +88,14 @@ class NumpyAdapter(Adapter):
     def edges(self) -> Sequence[Edge]:
         return (
             Edge(
-                "numpy", DLPACK, self.name, "__dlpack__", _export_estimate, passthrough, ("numpy",)
+                "numpy",
+                DLPACK,
+                self.name,
+                "__dlpack__",
+                _export_estimate,
+                _export,
+                ("numpy",),
+                bind=_export_bind,
             ),
             Edge(
                 DLPACK,
@@ -149,12 +156,25 @@ def _export_estimate(ctx: Context) -> Estimate:
     if col.nulls > 0:  # a numpy.ma.MaskedArray: DLPack has no mask
         lost = "the mask is dropped; masked slots keep whatever values lie under them"
         losses = (Loss("", f"{col.dtype} with masked values", col.dtype, lost),)
-    return Estimate(
-        ctx.info.but(columns=(replace(col, nulls=0),)),
-        (),
-        losses,
-        why="ndarray is a DLPack producer",
-    )
+    out = ctx.info.but(columns=(replace(col, nulls=0),))
+    if ctx.info.layout == tensors.ODD_STRIDES:
+        why = (
+            "DLPack counts strides in items, and a stride here is no multiple of the item "
+            "size (a field of a record array): the array is made contiguous"
+        )
+        out = out.but(layout="C", readonly=False, alignment=0)
+        return Estimate(out, (Copy("", col.nbytes, why),), losses, why, copies_all=True)
+    return Estimate(out, (), losses, why="ndarray is a DLPack producer")
+
+
+def _export(value: Any, ctx: Context) -> Any:
+    if ctx.info.layout == tensors.ODD_STRIDES:
+        return tensors.np_module().ascontiguousarray(value)
+    return value
+
+
+def _export_bind(ctx: Context) -> Callable[[Any], Any] | None:
+    return with_context(_export, ctx) if ctx.info.layout == tensors.ODD_STRIDES else None
 
 
 def _import_estimate(ctx: Context) -> Estimate:

@@ -1236,3 +1236,13 @@ def test_small_copies_are_jaxs_own_without_the_direct_import(
         plan, out = checked(fresh, src)
         assert not plan.zero_copy and made and np.array_equal(np.asarray(out), src)
         monkeypatch.setattr(jnp, "array", array)
+
+
+def test_strides_no_multiple_of_the_item_size_are_made_contiguous(hub: ih.Hub) -> None:
+    # a record array's float64 field (a stride of 12 bytes): DLPack cannot describe it
+    field = np.zeros(4, dtype=[("a", "i4"), ("b", "f8")])["b"]
+    field[:] = [1.5, 2.5, 3.5, 4.5]
+    assert field.strides == (12,)
+    with jax.enable_x64(True):
+        assert not hub.plan(field, to="jax").zero_copy
+        assert np.asarray(hub.convert(field, to="jax")).tolist() == [1.5, 2.5, 3.5, 4.5]

@@ -130,14 +130,21 @@ class TorchAdapter(Adapter):
                 "but no data; make one with data first (torch.empty_like(t, device='cpu'), "
                 "or load the module's weights)"
             )
-        layout = "C" if obj.is_contiguous() else "strided"
-        if obj.dim() == 2 and obj.t().is_contiguous() and not obj.is_contiguous():
-            layout = "F"
+        if obj.is_nested:
+            raise NoRouteError(
+                "this torch tensor is a nested tensor (tensors of different shapes), which "
+                "has no one buffer to share; convert its parts (t.unbind()), or pad it into "
+                "one tensor first (t.to_padded_tensor(0.0))"
+            )
         flags: frozenset[Flag] = NO_FLAGS
-        if obj.layout != torch.strided:
+        layout = "C"
+        if obj.layout != torch.strided:  # (sparse CSR/CSC/BSR have no is_contiguous: raises)
             flags = frozenset({Flag.SPARSE})
-        elif obj.is_conj() or obj.is_neg():
-            flags = frozenset({Flag.LAZY_BIT})
+        else:
+            if not obj.is_contiguous():
+                layout = "F" if obj.dim() == 2 and obj.t().is_contiguous() else "strided"
+            if obj.is_conj() or obj.is_neg():
+                flags = frozenset({Flag.LAZY_BIT})
         col = Column("", _dtype_name(obj.dtype), obj.numel() * obj.element_size(), 0, flags=flags)
         dense = obj.layout == torch.strided and obj.numel()
         return DataInfo(
@@ -348,7 +355,10 @@ def _export_estimate(ctx: Context) -> Estimate:
     info = ctx.info
     (col,) = info.columns
     if Flag.SPARSE in col.flags:
-        raise Unroutable("sparse tensors have no DLPack export; call .to_dense() first")
+        raise Unroutable(
+            "sparse tensors (COO, CSR, CSC, BSR, BSC) and other tensors not of the strided "
+            "layout (mkldnn) have no DLPack export; call .to_dense() first"
+        )
     if col.dtype.startswith(_NO_DLPACK):
         raise Unroutable(
             f"torch has no DLPack export for {col.dtype.removeprefix('torch_')} tensors "

@@ -252,6 +252,15 @@ class WriteThroughWarning(UserWarning):
     """
 
 
+def library_message(exc: BaseException) -> str:
+    """``exc``'s message without the Python traceback pyarrow writes into the message of
+    an error a Python producer of its stream raised ("... Detail: Python exception:
+    Traceback (most recent call last): ..."): the error itself is chained."""
+    text = str(exc)
+    cut = text.find(" Detail: Python exception:")
+    return (text[:cut] if cut >= 0 else text).strip()
+
+
 def warn(message: str, category: type[Warning]) -> None:
     """Warn, pointing at the first frame outside this package (the user's code)."""
     warnings.warn(message, category, stacklevel=_caller_outside_package())

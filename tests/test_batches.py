@@ -198,3 +198,28 @@ def test_copy_false_and_strict_hold_on_the_way_to_the_batches() -> None:
         ih.iter_batches(wide, to="pyarrow", batch_size=1, strict=True)
     with pytest.raises(ih.LossyConversionError, match="int128"):
         ih.convert(wide, to="pyarrow", strict=True, as_dict=True)
+
+
+def test_a_stream_failing_part_way_is_said_in_the_hubs_error() -> None:
+    # iter_batches and as_dict raised pyarrow's ArrowInvalid, its message holding the
+    # producer's traceback as text (convert said it as a ConversionError already)
+    schema = pa.schema([("a", pa.int64())])
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        yield pa.record_batch([pa.array([1, 2])], schema=schema)
+        raise RuntimeError("producer failed mid-stream")
+
+    def reader() -> pa.RecordBatchReader:
+        return pa.RecordBatchReader.from_batches(schema, batches())
+
+    got = []
+    with pytest.raises(ih.ConversionError, match="failed after 2 row") as failed:
+        for batch in ih.iter_batches(reader(), to="polars", batch_size=1):
+            got.append(batch["a"].to_list())
+    assert got == [[1], [2]] and "Traceback" not in str(failed.value)
+    assert "producer failed mid-stream" in str(failed.value)
+    assert isinstance(failed.value.__cause__, pa.ArrowInvalid)
+    with pytest.raises(ih.ConversionError, match="into columns failed .*mid-stream"):
+        ih.convert(reader(), to="numpy", as_dict=True)
+    with pytest.raises(ih.ConversionError, match="mid-stream\\.$"):
+        ih.convert(reader(), to="polars")

@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING, Any
 from interchange_hub import arrowkit
 from interchange_hub._core.info import Flag, Kind
 from interchange_hub.adapter import ARROW
-from interchange_hub.errors import ConversionError, InterchangeError, InvalidOptionError
+from interchange_hub.errors import (
+    ConversionError,
+    InterchangeError,
+    InvalidOptionError,
+    library_message,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -114,7 +119,34 @@ def _table_batches(
     planner: Any, source: object, plan: Any, kind: Kind, batch_size: int | None, drop_last: bool
 ) -> Iterator[Any]:
     value = planner.run(source, plan)
-    yield from arrowkit.rebatch(arrowkit.pieces_of(value, kind), batch_size, drop_last=drop_last)
+    pieces = read_checked(arrowkit.pieces_of(value, kind), source)
+    yield from arrowkit.rebatch(pieces, batch_size, drop_last=drop_last)
+
+
+def read_checked(pieces: Iterable[Any], source: object) -> Iterator[Any]:
+    """``pieces`` (the Arrow batches of ``source``, read as asked for), with a failure of
+    the reading itself (a stream whose producer raised part-way: pyarrow's ArrowInvalid,
+    holding the producer's traceback as text) raised as a :class:`ConversionError` that
+    says how far the reading got, the library's error chained."""
+    read = 0
+    iterator = iter(pieces)
+    while True:
+        try:
+            piece = next(iterator)
+        except StopIteration:
+            return
+        except InterchangeError:
+            raise
+        except Exception as exc:  # (the library's error, said as the hub's)
+            cls = type(source)
+            what = f"{cls.__module__.split('.')[0]}.{cls.__qualname__}"
+            raise ConversionError(
+                f"reading the {what} failed after {read:,} row(s) ({type(exc).__name__}: "
+                f"{library_message(exc)}); the batches before were given as they came, and "
+                "the source is consumed: make a new one to read it again"
+            ) from exc
+        read += len(piece)
+        yield piece
 
 
 def _collection_batches(
@@ -153,7 +185,7 @@ def _arrow_pieces(
         info = hub.describe(obj)
         kind = Kind.COLUMN if info.kind == Kind.COLUMN else Kind.TABLE
         value = planner.run(obj, planner.plan_to_node(obj, ARROW, copy, strict))
-        yield from arrowkit.pieces_of(value, kind)
+        yield from read_checked(arrowkit.pieces_of(value, kind), obj)
 
 
 def _tensor_rebatch(

@@ -32,6 +32,7 @@ from interchange_hub.errors import (
     ProtocolError,
     UnsupportedObjectError,
     WriteThroughWarning,
+    library_message,
     warn,
     warn_all,
 )
@@ -214,8 +215,7 @@ class Planner:
             for name, col in columns
         ]
         results = {}
-        cls = type(obj)
-        outer = f"{cls.__module__.split('.')[0]}.{cls.__qualname__}"
+        outer = _type_name(obj)
         for name, col, plan, request, source in planned:
             if plan.deferred:
                 results[name] = self.convert(col, to, copy, device, strict, dtype)
@@ -310,7 +310,17 @@ class Planner:
                 return [(own, c) for _, c in named]
             return [(n, c) for n, c in named if n not in index]  # as DataFrame.to_numpy() does
 
-        named = named_columns(self.run(obj, plan))
+        value = self.run(obj, plan)
+        try:
+            named = named_columns(value)
+        except InterchangeError:
+            raise
+        except Exception as exc:  # (a stream whose producer failed part-way)
+            raise ConversionError(
+                f"reading the {_type_name(obj)} into columns failed ({type(exc).__name__}: "
+                f"{library_message(exc)}); the source is consumed: make a new one to read it "
+                "again"
+            ) from exc
         names = [n for n, _ in named]
         repeated = sorted({n for n in names if names.count(n) > 1})
         if repeated:
@@ -588,3 +598,8 @@ def _warn_site(
             seen.clear()
         seen[site] = code
         warn(message, WriteThroughWarning)
+
+
+def _type_name(obj: object) -> str:
+    cls = type(obj)
+    return f"{cls.__module__.split('.')[0]}.{cls.__qualname__}"

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from interchange_hub._core.info import Kind, RouteChanged, label
 from interchange_hub._core.records import field, record
 from interchange_hub.adapter import Context
-from interchange_hub.errors import ConversionError, InterchangeError
+from interchange_hub.errors import ConversionError, InterchangeError, library_message
 
 if TYPE_CHECKING:
     from interchange_hub._core.device import Device
@@ -430,7 +430,7 @@ def _identity(obj: Any) -> Any:
 def _failed(number: int, edge: Edge, exc: BaseException) -> ConversionError:
     return ConversionError(
         f"step {number} ({edge.source} -> {edge.target} via {edge.protocol}, adapter "
-        f"{edge.adapter}) failed: {type(exc).__name__}: {exc}"
+        f"{edge.adapter}) failed: {type(exc).__name__}: {library_message(exc)}"
     )
 
 

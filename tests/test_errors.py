@@ -244,3 +244,31 @@ def test_stream_into_a_column_type_needs_one_column(hub: ih.Hub) -> None:
     reader = pa.RecordBatchReader.from_batches(schema, [pa.record_batch([[1], [2]], schema=schema)])
     with pytest.raises(ih.NoRouteError, match="table of 2 columns"):
         hub.convert(reader, to=pl.Series)
+
+
+def test_nested_decimals_into_polars_are_cast_or_refused(hub: ih.Hub) -> None:
+    # A list or struct of decimal256 reached polars, which panicked ("operator does not
+    # support primitive Int256"), and a struct of decimal32 was claimed zero-copy though it
+    # was cast: nested decimals are cast to decimal128 as top-level ones are (a planned
+    # copy), and more than 38 digits are refused in the plan (found by a review helper)
+    from decimal import Decimal
+
+    for typ in (pa.decimal32(5, 2), pa.decimal64(12, 2), pa.decimal256(38, 2)):
+        values = pa.array([Decimal("1.25"), None], typ)
+        nested = {
+            "list": pa.ListArray.from_arrays(pa.array([0, 2]), values),
+            "struct": pa.StructArray.from_arrays([values], ["x"]),
+        }
+        for kind, column in nested.items():
+            table = pa.table({"c": column})
+            plan = hub.plan(table, to="polars")
+            assert not plan.zero_copy and plan.copied_bytes > 0, plan
+            back = hub.convert(hub.convert(table, to="polars"), to="pyarrow")
+            assert back.column("c").to_pylist() == column.to_pylist(), kind
+    wide = pa.array([1], pa.decimal256(40, 0))
+    for column in (
+        pa.ListArray.from_arrays(pa.array([0, 1]), wide),
+        pa.StructArray.from_arrays([wide], ["x"]),
+    ):
+        with pytest.raises(ih.NoRouteError, match="more than 38 digits"):
+            hub.plan(pa.table({"c": column}), to="polars")

@@ -749,6 +749,10 @@ _ORDER_DROPPED = (
 _ENUM_KEPT = frozenset({ENUM, Flag.ENUM_METADATA})  # (read back as a polars Enum)
 
 
+_WIDE = re.compile(r"decimal256\((\d+),")  # (the precision of each decimal256 in a type)
+_NARROW_OR_WIDE_DECIMAL = re.compile(r"decimal(?:32|64|256)\(")
+
+
 def _import_estimate(ctx: Context) -> Estimate:
     info = ctx.info
     if info.kind == Kind.TENSOR:
@@ -771,7 +775,8 @@ def _import_estimate(ctx: Context) -> Estimate:
                 f"({col.dtype}) has one; cast it to a scale of 0 or more first (a decimal "
                 "of precision p and scale -s holds the integers of decimal(p + s, 0))"
             )
-        if col.dtype.startswith("decimal256(") and _precision(col.dtype) > 38:
+        if "decimal256(" in col.dtype and any(int(p) > 38 for p in _WIDE.findall(col.dtype)):
+            # (also nested: polars panicked on it, 'operator does not support Int256')
             raise Unroutable(
                 f"polars holds decimals as 128-bit integers, and column {col.name!r} "
                 f"({col.dtype}) has more than 38 digits; cast it to a decimal128 of at most "
@@ -924,6 +929,11 @@ def _import_copy_reason(dtype: str) -> str:
         return "polars has no run-end encoding: runs inside the nested column are decoded"
     if dtype.startswith("decimal256"):
         return "polars holds decimals as 128-bit integers: a decimal256 of at most 38 digits is narrowed to decimal128 (exactly)"
+    if _NARROW_OR_WIDE_DECIMAL.search(dtype):
+        return (
+            "polars holds decimals as 128-bit integers: those inside the nested column are "
+            "cast to decimal128 (exactly)"
+        )
     if dtype.startswith("fixed_size_binary"):
         return "polars stores fixed-size binary as binary_view; it is rebuilt"
     if dtype.startswith("time32") or dtype in ("time64[us]",):
@@ -1183,22 +1193,32 @@ def _widen_decimals(pa: Any, data: Any) -> Any:
     as 128-bit integers, and a narrow decimal imported through the C interface leaves a
     Series whose Arrow export panics (polars 2.1: an abort of the process)."""
 
-    def narrow(typ: Any) -> bool:  # or wide: a decimal256 of at most 38 digits
-        return bool(
-            pa.types.is_decimal32(typ)
-            or pa.types.is_decimal64(typ)
-            or (pa.types.is_decimal256(typ) and typ.precision <= 38)
-        )
+    t = pa.types
 
-    def wide(typ: Any) -> Any:
-        return pa.decimal128(typ.precision, typ.scale)
+    def wide(typ: Any) -> Any:  # (also nested: polars panicked on a list of decimal256)
+        if t.is_decimal32(typ) or t.is_decimal64(typ) or t.is_decimal256(typ):
+            return pa.decimal128(typ.precision, typ.scale)  # (a decimal256: at most 38 digits)
+        if t.is_struct(typ):
+            return pa.struct([f.with_type(wide(f.type)) for f in typ])
+        if t.is_list(typ):
+            return pa.list_(typ.value_field.with_type(wide(typ.value_type)))
+        if t.is_large_list(typ):
+            return pa.large_list(typ.value_field.with_type(wide(typ.value_type)))
+        if t.is_fixed_size_list(typ):
+            return pa.list_(typ.value_field.with_type(wide(typ.value_type)), typ.list_size)
+        if t.is_map(typ):
+            key = typ.key_field.with_type(wide(typ.key_type))
+            return pa.map_(key, typ.item_field.with_type(wide(typ.item_type)), typ.keys_sorted)
+        return typ
 
     if hasattr(data, "schema"):
-        if not any(narrow(f.type) for f in data.schema):
+        types = [wide(f.type) for f in data.schema]
+        if all(new == f.type for new, f in zip(types, data.schema, strict=True)):
             return data
-        schema = pa.schema(f.with_type(wide(f.type)) if narrow(f.type) else f for f in data.schema)
+        schema = pa.schema(f.with_type(new) for new, f in zip(types, data.schema, strict=True))
         return data.cast(schema)
-    return data.cast(wide(data.type)) if narrow(data.type) else data
+    typ = wide(data.type)
+    return data if typ == data.type else data.cast(typ)
 
 
 def _decode_dictionaries(pa: Any, data: Any) -> Any:
@@ -1386,6 +1406,7 @@ def _needs_rewrite(dtype: str) -> bool:
         )
         or "list_view<" in dtype  # also nested: rebuilt as lists
         or "run_end_encoded<" in dtype  # also nested: decoded
+        or _NARROW_OR_WIDE_DECIMAL.search(dtype) is not None  # also nested: decimal128
         or (dtype.startswith("dictionary<") and not is_string_dictionary(dtype))
     )
 

@@ -272,3 +272,27 @@ def test_nested_decimals_into_polars_are_cast_or_refused(hub: ih.Hub) -> None:
     ):
         with pytest.raises(ih.NoRouteError, match="more than 38 digits"):
             hub.plan(pa.table({"c": column}), to="polars")
+
+
+def test_nested_uuids_and_dates_into_polars_say_what_they_become(hub: ih.Hub) -> None:
+    # polars reads a uuid as Binary and a date64 inside a struct or list as a Datetime:
+    # a top-level one was warned (uuid) or made date32 (date64); a nested one silently not
+    uuid = pa.ExtensionArray.from_storage(pa.uuid(), pa.array([b"\x01" * 16, None], pa.binary(16)))
+    dates = pa.array([86_400_000 * 3, None], pa.date64())
+    for values in (uuid, dates):
+        for column in (
+            pa.StructArray.from_arrays([values], ["v"]),
+            pa.ListArray.from_arrays(pa.array([0, 2]), values),
+        ):
+            table = pa.table({"c": column})
+            if values is uuid:
+                with pytest.warns(
+                    ih.LossyConversionWarning, match="column 'c'.*arrow.uuid as Binary"
+                ):
+                    hub.convert(table, to="polars")
+                with pytest.raises(ih.LossyConversionError):
+                    hub.convert(table, to="polars", strict=True)
+                continue
+            back = hub.convert(hub.convert(table, to="polars", strict=True), to="pyarrow")
+            assert "date32[day]" in str(back.schema.field("c").type)
+            assert back.column("c").cast(column.type).to_pylist() == column.to_pylist()

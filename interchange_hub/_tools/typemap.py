@@ -357,6 +357,11 @@ LOSSY: dict[str, tuple[Lossy, ...]] = {
     "polars": (
         Lossy("timestamp with a fixed offset (+05:30)", "becomes UTC: polars has no offset zones"),
         Lossy("(export) Int128 / UInt128", "decimal128(38, 0); 39-digit values fail"),
+        # (no corpus type is a uuid: tests/test_errors.py checks it)
+        Lossy(
+            "arrow.uuid, also inside a struct, list or map",
+            "binary_view (Binary): the extension type is dropped (the 16 bytes are kept)",
+        ),
         # (no corpus type is ordered: tests/test_pandas_categories.py checks it)
         Lossy(
             "string dictionary marked ordered (ordered=1), not marked a polars Enum",

@@ -829,12 +829,13 @@ def _import_estimate(ctx: Context) -> Estimate:
             copies += _bitmap_copies(col, info.rows)
         if "ordered=1" in col.dtype and not (_ENUM_KEPT & col.flags):
             losses.append(Loss(col.name, col.dtype, "Categorical", _ORDER_DROPPED))
-        if col.dtype == "extension<arrow.uuid>":
+        if "extension<arrow.uuid>" in col.dtype:  # (also nested: a struct's field, say)
+            top = col.dtype == "extension<arrow.uuid>"
             losses.append(
                 Loss(
                     col.name,
                     col.dtype,
-                    "Binary",
+                    "Binary" if top else col.dtype.replace("extension<arrow.uuid>", "binary_view"),
                     "polars reads arrow.uuid as Binary: the extension type is dropped (the "
                     "16 bytes of each value are kept)",
                 )
@@ -934,6 +935,8 @@ def _import_copy_reason(dtype: str) -> str:
             "polars holds decimals as 128-bit integers: those inside the nested column are "
             "cast to decimal128 (exactly)"
         )
+    if "date64" in dtype:
+        return "polars stores dates as 32-bit days (Date): date64 inside the nested column is converted to date32"
     if dtype.startswith("fixed_size_binary"):
         return "polars stores fixed-size binary as binary_view; it is rebuilt"
     if dtype.startswith("time32") or dtype in ("time64[us]",):
@@ -1189,15 +1192,19 @@ def _precision(dtype: str) -> int:
 
 
 def _widen_decimals(pa: Any, data: Any) -> Any:
-    """decimal32/64 as decimal128 of the same precision and scale: polars holds decimals
-    as 128-bit integers, and a narrow decimal imported through the C interface leaves a
-    Series whose Arrow export panics (polars 2.1: an abort of the process)."""
+    """decimal32/64 (and decimal256 of at most 38 digits) as decimal128 of the same
+    precision and scale: polars holds decimals as 128-bit integers, and a narrow decimal
+    imported through the C interface leaves a Series whose Arrow export panics (polars
+    2.1: an abort of the process). date64 as date32 (polars' Date), which polars made a
+    Datetime where nested. At any depth of structs, lists and maps."""
 
     t = pa.types
 
     def wide(typ: Any) -> Any:  # (also nested: polars panicked on a list of decimal256)
         if t.is_decimal32(typ) or t.is_decimal64(typ) or t.is_decimal256(typ):
             return pa.decimal128(typ.precision, typ.scale)  # (a decimal256: at most 38 digits)
+        if t.is_date64(typ):  # (nested: polars made a Datetime of it, silently)
+            return pa.date32()
         if t.is_struct(typ):
             return pa.struct([f.with_type(wide(f.type)) for f in typ])
         if t.is_list(typ):
@@ -1407,6 +1414,7 @@ def _needs_rewrite(dtype: str) -> bool:
         or "list_view<" in dtype  # also nested: rebuilt as lists
         or "run_end_encoded<" in dtype  # also nested: decoded
         or _NARROW_OR_WIDE_DECIMAL.search(dtype) is not None  # also nested: decimal128
+        or "date64" in dtype  # also nested: date32
         or (dtype.startswith("dictionary<") and not is_string_dictionary(dtype))
     )
 

@@ -270,3 +270,17 @@ def test_the_docstring_examples_run() -> None:
 
     failures, tries = doctest.testmod(ih, optionflags=doctest.ELLIPSIS)
     assert tries >= 8 and failures == 0
+
+
+def test_a_numpy_matrix_goes_to_arrow_in_either_order(hub: ih.Hub) -> None:
+    # a C-ordered np.matrix failed mid-run ("only handle 1-dimensional arrays": a matrix's
+    # column is itself 2-D); an F-ordered one went zero-copy (found by a review helper)
+    for order in ("C", "F"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PendingDeprecationWarning)  # (numpy's, of matrix)
+            matrix: Any = np.matrix([[1.0, 2.0], [3.0, 4.0]])
+        matrix = np.asfortranarray(matrix) if order == "F" else matrix
+        for _ in range(2):  # (planned, then the kept run)
+            table = hub.convert(matrix, to="pyarrow")
+            assert table.to_pydict() == {"column_0": [1.0, 3.0], "column_1": [2.0, 4.0]}
+        assert hub.plan(matrix, to="pyarrow").zero_copy is (order == "F")

@@ -1202,6 +1202,8 @@ def ndarray_to_arrow(arr: Any, strict: bool = False, ctx: Context | None = None)
     ``ctx``: numpy's fixed-width text as the type the conversion's target keeps, as
     :func:`estimate_from_tensor` says."""
     pa = require("pyarrow")
+    if type(arr) is not np_module().ndarray and isinstance(arr, np_module().matrix):
+        arr = arr.view(np_module().ndarray)  # (a matrix's column is 2-D: pa.array refuses it)
     ndim = arr.ndim
     # numpy's text as the type the target asks for, a 1-D array or a 2-D one with columns
     # (read only with a context: the bound run of other arrays passes none)

@@ -284,3 +284,10 @@ def test_a_numpy_matrix_goes_to_arrow_in_either_order(hub: ih.Hub) -> None:
             table = hub.convert(matrix, to="pyarrow")
             assert table.to_pydict() == {"column_0": [1.0, 3.0], "column_1": [2.0, 4.0]}
         assert hub.plan(matrix, to="pyarrow").zero_copy is (order == "F")
+
+
+@pytest.mark.parametrize("to", ["polars", "pandas", "pyarrow"])
+def test_a_2d_tensor_of_no_columns_keeps_its_rows(hub: ih.Hub, to: str) -> None:
+    # numpy/torch (3, 0) into polars gave a (0, 0) frame (pl.from_numpy's), silently
+    for source in (np.zeros((3, 0)), torch.zeros(3, 0)):
+        assert hub.convert(source, to=to).shape == (3, 0)

@@ -768,7 +768,9 @@ def _numpy_to_polars_estimate(ctx: Context) -> Estimate:
         out = DataInfo(Kind.COLUMN, (Column("", col.dtype, col.nbytes, 0),), rows)
         return Estimate(out, why="pl.Series shares the array's memory")
     width = info.shape[1]
-    per = col.nbytes // width if width else 0
+    if not width:  # (pl.from_numpy gives a frame of no rows: the Arrow route keeps them)
+        raise Unroutable("an array of no columns takes the Arrow route")
+    per = col.nbytes // width
     cols = tuple(Column(f"column_{i}", col.dtype, per, 0) for i in range(width))
     out = DataInfo(Kind.TABLE, cols, rows)
     if info.layout == "F" or width == 1:

@@ -1246,3 +1246,15 @@ def test_strides_no_multiple_of_the_item_size_are_made_contiguous(hub: ih.Hub) -
     with jax.enable_x64(True):
         assert not hub.plan(field, to="jax").zero_copy
         assert np.asarray(hub.convert(field, to="jax")).tolist() == [1.5, 2.5, 3.5, 4.5]
+
+
+def test_a_1d_masked_array_goes_to_jax_its_mask_lost_as_planned(hub: ih.Hub) -> None:
+    # jax refuses a MaskedArray itself, mask or none: the plan went through and the run
+    # failed ("numpy masked arrays are not supported as direct inputs to JAX functions")
+    with jax.enable_x64(True):
+        masked = np.ma.array([1.0, 2.0, 3.0], mask=[0, 1, 0])
+        with pytest.warns(ih.LossyConversionWarning, match="the mask is dropped"):
+            assert np.asarray(hub.convert(masked, to="jax")).tolist() == [1.0, 2.0, 3.0]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert np.asarray(hub.convert(np.ma.array([1.0, 2.0]), to="jax")).tolist() == [1.0, 2.0]

@@ -199,3 +199,28 @@ def test_pandas_and_numpy_share_blocks_both_ways(hub: ih.Hub) -> None:
     back = hub.convert(array, to="pandas")
     assert back["column_1"].to_numpy().ctypes.data == array[:, 1].ctypes.data
     assert hub.plan(array, to="pandas").zero_copy and hub.plan(frame, to="numpy").zero_copy
+
+
+def test_unaligned_numpy_into_polars_is_a_planned_copy(hub: ih.Hub) -> None:
+    # polars copies values not aligned to their width: the plan said zero-copy, and
+    # copy=False let the copy through (found by a review helper); pyarrow shares them
+    for offset in (1, 4):
+        raw = b"\x00" * offset + np.arange(4.0).tobytes()
+        unaligned = np.frombuffer(raw, dtype=np.float64, offset=offset)
+        assert not unaligned.flags.aligned
+        assert not hub.plan(unaligned, to="polars").zero_copy
+        assert hub.convert(unaligned, to="polars").to_list() == [0.0, 1.0, 2.0, 3.0]
+        with pytest.raises(ih.CopyRequiredError):
+            hub.convert(unaligned, to="polars", copy=False)
+        shared = hub.convert(unaligned, to="pyarrow", copy=False)
+        assert hub.shared_bytes(unaligned, shared) == 32
+
+
+def test_a_masked_array_masking_nothing_is_shared_with_pandas_as_planned(hub: ih.Hub) -> None:
+    # pandas copies a MaskedArray it is handed: the plan said zero-copy
+    masked = np.ma.array([1.0, 2.0, 3.0])
+    for _ in range(2):  # (planned, then the kept run)
+        series = hub.convert(masked, to="pandas")
+        assert hub.plan(masked, to="pandas").zero_copy
+        assert np.shares_memory(series.to_numpy(), masked.data)
+        assert series.tolist() == [1.0, 2.0, 3.0]

@@ -1130,7 +1130,10 @@ def estimate_from_tensor(info: DataInfo, ctx: Context | None = None) -> Estimate
             reason = "the numpy mask becomes an Arrow validity bitmap"
             copies.append(Copy(TENSOR_NAME, shape[0], reason))
         column = Column(TENSOR_NAME, _arrow_dtype(dtype, ctx), col.nbytes, max(col.nulls, 0))
-        out = DataInfo(Kind.COLUMN, (column,), rows=shape[0])
+        # (a wrapped buffer keeps its address: a consumer that needs values aligned to their
+        # width, polars, sees it)
+        alignment = 0 if data_copies else info.alignment
+        out = DataInfo(Kind.COLUMN, (column,), rows=shape[0], alignment=alignment)
         why = "1-D tensor -> column" if copies else "contiguous buffer wrapped as an Arrow array"
         return Estimate(out, tuple(copies), why=why, copies_all=bool(data_copies))
     if len(shape) == 2:

@@ -91,6 +91,13 @@ def itemsize(dtype: str) -> int:
         ) from None
 
 
+def value_width(dtype: str) -> int:
+    """:func:`itemsize` of a fixed-width number dtype, 0 for any other dtype (the alignment
+    a library that loads such values as they are may need)."""
+    found = DLPACK_DTYPES.get(dtype)
+    return found[1] // 8 if found is not None else 0
+
+
 # --- parameters inside a type name ------------------------------------------------------------
 
 

@@ -18,7 +18,13 @@ from interchange_hub._bridge import pandas_native, polars_native, tensors
 from interchange_hub._bridge.cow import share_on_write
 from interchange_hub._c.ndarray import ndarray_address
 from interchange_hub._core.deps import installed, require
-from interchange_hub._core.dtypes import TENSOR_DTYPES, common_dtype, is_numeric, itemsize
+from interchange_hub._core.dtypes import (
+    TENSOR_DTYPES,
+    common_dtype,
+    is_numeric,
+    itemsize,
+    value_width,
+)
 from interchange_hub._core.info import (
     NO_FLAGS,
     Column,
@@ -594,6 +600,7 @@ def _numpy_to_pandas_bind(ctx: Context) -> Callable[[Any], Any]:
     """:func:`_numpy_to_pandas` with the column names built once, as a pandas Index
     (pandas takes an Index as it is; a list of names costs it about 30 us per call)."""
     pd = require("pandas")
+    _NDARRAY[0] = require("numpy").ndarray
     if len(ctx.info.shape) == 1:
         make = pandas_native.numpy_series(ctx.info.columns[0].dtype)  # pd.Series' own end
     else:
@@ -611,9 +618,19 @@ def _read_only(array: Any) -> Any:
     copy first (copy-on-write, :func:`share_on_write`), and a write through
     ``Series.array`` or ``DataFrame.values``, which copy-on-write does not see, raises
     instead of changing the caller's array (pandas 3's ``pd.Series(array)`` copies it)."""
-    view = array.view()
+    view = array.view() if type(array) is _NDARRAY[0] else _data_of(array)
     view.setflags(write=False)  # (0.32 us with the view; flags.writeable = False: 0.51)
     return view
+
+
+# numpy.ndarray, set by _numpy_to_pandas_bind before any _read_only (numpy is imported)
+_NDARRAY: list[Any] = [type(None)]
+
+
+def _data_of(array: Any) -> Any:
+    """A view of an ndarray subclass's data: a masked array's (planned only where nothing
+    is masked: pandas copies a MaskedArray, which the plan called shared), a matrix's."""
+    return require("numpy").asarray(array).view()
 
 
 def _numpy_to_pandas(value: Any, ctx: Context) -> Any:
@@ -665,6 +682,9 @@ def _pandas_to_polars_estimate(ctx: Context) -> Estimate:
             copies.append(Copy(col.name, col.nbytes, reason))
         elif not is_numeric(dtype):
             raise Unroutable(f"{dtype} is left to the Arrow route")
+        elif 0 < info.alignment < value_width(dtype):  # (a Series over numpy's odd memory)
+            reason = "polars copies values that are not aligned to their width"
+            copies.append(Copy(col.name, col.nbytes, reason))
     why = "pl.from_pandas shares the numeric numpy columns"
     if info.kind == Kind.TABLE and 0 <= info.rows < _OWN_COLUMNS_BELOW:
         why += f" (under {_OWN_COLUMNS_BELOW:,} rows: each column through pa.array, the same)"
@@ -764,6 +784,8 @@ def _numpy_to_polars_estimate(ctx: Context) -> Estimate:
     if ctx.kind not in (None, want):
         raise Unroutable("a 1-D array is a Series, a 2-D array a DataFrame")
     rows = info.shape[0]
+    if 0 < info.alignment < value_width(col.dtype):  # (the route key holds numpy's ALIGNED flag)
+        raise Unroutable("polars copies values not aligned to their width: the Arrow route")
     if one_d:
         out = DataInfo(Kind.COLUMN, (Column("", col.dtype, col.nbytes, 0),), rows)
         return Estimate(out, why="pl.Series shares the array's memory")

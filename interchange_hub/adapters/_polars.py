@@ -24,6 +24,7 @@ from interchange_hub._core.dtypes import (
     is_numeric,
     is_string_dictionary,
     mentions_fixed_offset,
+    value_width,
 )
 from interchange_hub._core.info import (
     Column,
@@ -811,6 +812,10 @@ def _import_estimate(ctx: Context) -> Estimate:
             or Flag.FIXED_SIZE_TAIL in col.flags
         ):
             reason = "polars cannot import a fixed-size list at an offset; it is rebuilt"
+            copies.append(Copy(col.name, col.nbytes, reason))
+        elif 0 < info.alignment < value_width(col.dtype):
+            # (a column over memory that is not aligned to its values: numpy's, say)
+            reason = "polars copies values that are not aligned to their width"
             copies.append(Copy(col.name, col.nbytes, reason))
         elif Flag.UNALIGNED in col.flags and col.dtype.startswith("decimal"):
             reason = (

@@ -94,6 +94,25 @@ def test_a_bad_dtype_is_refused_with_the_choices(hub: ih.Hub, bad: object) -> No
         hub.convert(np.arange(2), to="torch", dtype=bad)
 
 
+@pytest.mark.parametrize(
+    ("spelling", "dtype"),
+    [
+        ("<f4", np.float32),
+        ("=i8", np.int64),
+        ("|u1", np.uint8),
+        ("?", np.bool_),
+        ("f8", np.float64),
+    ],
+)
+def test_numpy_type_strings_are_dtypes(hub: ih.Hub, spelling: str, dtype: Any) -> None:
+    # '<f4' (what np.dtype('float32').str gives) was refused where 'f4' was taken
+    values = np.array([0, 1, 1])
+    assert hub.convert(values, to="numpy", dtype=spelling).dtype == dtype
+    assert hub.convert(values, to="numpy", dtype=np.dtype(dtype).str).dtype == dtype
+    with pytest.raises(ih.InvalidOptionError, match="not a tensor dtype"):
+        hub.convert(np.arange(3), to="numpy", dtype=">f4" if np.little_endian else "<f4")
+
+
 def test_dtype_is_for_tensor_results(hub: ih.Hub) -> None:
     with pytest.raises(ih.InvalidOptionError, match="applies to tensor results"):
         hub.convert(pa.table({"a": [1]}), to="polars", dtype="float32")

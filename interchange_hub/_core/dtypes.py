@@ -10,6 +10,7 @@ here imports a data library.
 from __future__ import annotations
 
 import re
+import sys
 from functools import cache
 from typing import Any, Final
 
@@ -186,7 +187,11 @@ _DTYPE_ALIASES: Final = {
     "u2": "uint16",
     "u4": "uint32",
     "u8": "uint64",
+    "?": "bool",
+    "b1": "bool",
 }
+# The byte-order marks of numpy's type strings that name this machine's order ("|": none)
+_NATIVE_ORDER: Final = ("<", "=", "|") if sys.byteorder == "little" else (">", "=", "|")
 
 
 def tensor_dtype(value: object) -> str | None:
@@ -200,6 +205,8 @@ def tensor_dtype(value: object) -> str | None:
     else:
         name = str(getattr(value, "name", value))  # np.dtype("float32"), torch.float32
     name = name.strip().lower().removeprefix("torch.").removeprefix("numpy.")
+    if name[:1] in _NATIVE_ORDER and len(name) > 1:  # numpy's "<f4", "=i8", "|u1"
+        name = name[1:]
     name = _DTYPE_ALIASES.get(name, name)
     return name if name in TENSOR_DTYPES else None
 

@@ -204,7 +204,18 @@ def _dlpack(
         kwargs["dl_device"] = dl_device
     if copy is not None:
         kwargs["copy"] = copy
-    return value.__dlpack__(**kwargs)
+    try:
+        return value.__dlpack__(**kwargs)
+    except BufferError:
+        # A consumer that asks for no versioned capsule (jax 0.10's from_dlpack) cannot be
+        # told memory is read-only, and numpy refuses it such memory. Where the route only
+        # shared the source's own memory and the source is a DLPack producer itself (a jax
+        # Array, given on as a read-only numpy view), the source answers, as it would the
+        # consumer's direct call.
+        own = getattr(type(self._obj), "__dlpack__", None)
+        if max_version is not None or own is None or not plan.zero_copy or value is self._obj:
+            raise
+        return own(self._obj, **kwargs)
 
 
 def _dlpack_device(self: Exported) -> tuple[int, int]:

@@ -394,3 +394,14 @@ def test_pandas_labels_that_are_one_name_as_strings_are_refused_for_polars(
     with pytest.raises(ih.NoRouteError, match="polars needs unique column names, and '1'"):
         hub.convert(frame, to="polars")
     assert hub.convert(frame, to="pandas") is frame
+
+
+def test_a_timedelta_of_days_is_told_to_take_a_duration_unit(hub: ih.Hub) -> None:
+    # the refusal said "cast to datetime64[D]" for a timedelta64[D] (a review helper)
+    days = np.array([1, 2], dtype="m8[D]")
+    with pytest.raises(
+        ih.NoRouteError, match=r"timedelta64\[D\]; cast it to a unit of s/ms/us/ns"
+    ) as refused:
+        hub.convert(days, to="pyarrow")
+    assert "datetime64" not in str(refused.value).split("Also tried")[0]
+    assert hub.convert(days.astype("timedelta64[s]"), to="pyarrow").to_pylist()[0].days == 1

@@ -1093,9 +1093,14 @@ def _vector_copy(
         return [Copy(name, nbytes, f"{dtype} values are encoded as Arrow strings/values")]
     if dtype == "numpy_datetime64[D]":
         return [Copy(name, nbytes, "datetime64[D] days are narrowed to Arrow date32")]
-    if dtype.startswith(("numpy_datetime64", "numpy_timedelta64")):
+    if dtype.startswith("numpy_datetime64"):
         raise Unroutable(
             f"Arrow has no type for {dtype[6:]}; cast to datetime64[D] or a unit of s/ms/us/ns"
+        )
+    if dtype.startswith("numpy_timedelta64"):  # (Arrow's durations: s, ms, us, ns only)
+        raise Unroutable(
+            f"Arrow has no type for {dtype[6:]}; cast it to a unit of s/ms/us/ns first "
+            "(arr.astype('timedelta64[s]'))"
         )
     if dtype.startswith("numpy_non-native"):
         raise Unroutable(

@@ -1258,3 +1258,20 @@ def test_a_1d_masked_array_goes_to_jax_its_mask_lost_as_planned(hub: ih.Hub) -> 
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             assert np.asarray(hub.convert(np.ma.array([1.0, 2.0]), to="jax")).tolist() == [1.0, 2.0]
+
+
+def test_jax_reads_an_export_as_it_reads_the_source() -> None:
+    # jax 0.10 asks __dlpack__ for no versioned capsule, which cannot say read-only: the
+    # export's read-only numpy view of a jax Array (or of pyarrow memory) was refused
+    # ("Cannot export readonly array"), where jnp.from_dlpack(x) itself works
+    with jax.enable_x64(True):
+        x = jnp.arange(3.0)
+        assert np.asarray(jnp.from_dlpack(ih.export(x))).tolist() == [0.0, 1.0, 2.0]
+        column = pa.array([1.0, 2.0])
+        with warnings.catch_warnings():  # (pyarrow deprecates unversioned capsules: its own)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            assert np.asarray(jnp.from_dlpack(ih.export(column))).tolist() == [1.0, 2.0]
+        read_only = np.arange(3.0)
+        read_only.setflags(write=False)
+        with pytest.raises(BufferError):  # (as jnp.from_dlpack(read_only) itself)
+            jnp.from_dlpack(ih.export(read_only))

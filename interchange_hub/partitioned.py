@@ -26,7 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 from interchange_hub._core.records import field, record
 from interchange_hub.adapter import bytes_inside
-from interchange_hub.errors import ConversionError, InvalidOptionError
+from interchange_hub.errors import (
+    ConversionError,
+    InterchangeError,
+    InvalidOptionError,
+    library_message,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -147,6 +152,32 @@ def run_partition(
 def convert_partition(part: object, to: object, options: Options) -> Any:
     """Convert one partition with this process's default hub; the result only."""
     return _hub().convert(part, to, **options.kwargs())
+
+
+def convert_block(
+    part: object, to: object, options: Options, dtype: str, trailing: tuple[int, ...], index: int
+) -> Any:
+    """:func:`convert_partition` for one block of an engine's array, whose dtype and
+    trailing shape the engine declared from the collection's metadata before any block
+    was made: a block that comes out otherwise (a partition with nulls, which a tensor
+    holds as NaN in float64, where the metadata said int64) is refused, not cast by the
+    engine (which made INT64_MIN of each NaN, silently)."""
+    result = convert_partition(part, to, options)
+    got = str(getattr(result, "dtype", ""))
+    if got != dtype:
+        raise ConversionError(
+            f"partition {index} became a tensor of {got}, and the array's dtype, read from "
+            f"the collection's metadata, is {dtype} (a partition holding nulls becomes "
+            "float64, the nulls NaN); pass dtype='float64' (or fill the nulls first) to give "
+            "every partition one dtype"
+        )
+    shape = tuple(getattr(result, "shape", ()))[1:]
+    if shape != tuple(trailing):
+        raise ConversionError(
+            f"partition {index} became a tensor of trailing shape {shape}, and the array's, "
+            f"read from the collection's metadata, is {tuple(trailing)}; report this as a bug"
+        )
+    return result
 
 
 def plan_partition(part: object, to: object, options: Options, index: int = 0) -> PartitionReport:
@@ -548,6 +579,14 @@ def join(hub: Hub, parts: Sequence[Any], empty: object) -> Any:
         return empty
     first = parts[0]
     if isinstance(first, dict):  # as_dict=True: join each column on its own
+        keys = list(first)
+        for i, part in enumerate(parts):
+            if list(part) != keys:
+                raise ConversionError(
+                    f"cannot join {len(parts)} partitions: partition 0 has the columns "
+                    f"{keys} and partition {i} {list(part)}; give the partitions one schema "
+                    "first, or take them one by one with .partitions()"
+                )
         return {key: join(hub, [p[key] for p in parts], None) for key in first}
     if len(parts) == 1:
         return first
@@ -561,3 +600,17 @@ def join(hub: Hub, parts: Sequence[Any], empty: object) -> Any:
         return owner.concat(parts)
     except NotImplementedError as exc:
         raise ConversionError(str(exc)) from None
+    except InterchangeError:
+        raise
+    except Exception as exc:  # (the library's refusal: partitions of different schemas)
+        raise ConversionError(
+            f"cannot join {len(parts)} partitions of {_type_name(first)}: "
+            f"{type(exc).__name__}: {library_message(exc)}; partitions of different "
+            "schemas (a column's type, or its name) do not join: give them one schema "
+            "first, or take them one by one with .partitions()"
+        ) from exc
+
+
+def _type_name(obj: object) -> str:
+    cls = type(obj)
+    return f"{cls.__module__.split('.')[0]}.{cls.__qualname__}"

@@ -173,8 +173,32 @@ def _collection_batches(
             yield hub.convert(batch, to, **kwargs)
         return
     arrow = _arrow_pieces(hub, pieces, kwargs["copy"], kwargs["strict"])
-    batches = arrowkit.rebatch(arrow, batch_size, drop_last=drop_last)
+    batches = _joined(arrowkit.rebatch(arrow, batch_size, drop_last=drop_last))
+    # A pandas partition's own index, left out as it is for a local frame's batches
+    index = _index_left_out(hub, first, hub.describe(first), to, kwargs["as_dict"])
+    if index:
+        batches = (b.drop_columns([n for n in index if n in b.schema.names]) for b in batches)
     yield from _converted(hub, batches, to, kwargs)
+
+
+def _joined(batches: Iterator[Any]) -> Iterator[Any]:
+    """``batches``, cut from the pieces of several partitions, with pyarrow's refusal to
+    join pieces of different schemas said as the hub's error."""
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration:
+            return
+        except InterchangeError:
+            raise
+        except Exception as exc:  # (pyarrow's ArrowInvalid: "Schema at index 1 was different")
+            raise ConversionError(
+                f"the partitions' batches do not join ({type(exc).__name__}: "
+                f"{library_message(exc)}): partitions of different schemas (a column's type "
+                "or name) cannot be cut into batches across them; give them one schema first, "
+                "or iterate with batch_size=None (each partition's own)"
+            ) from exc
+        yield batch
 
 
 def _arrow_pieces(

@@ -26,13 +26,14 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub.adapter import Adapter, Collection, DataInfo, Kind, Options
-from interchange_hub.errors import InvalidOptionError
+from interchange_hub.errors import InvalidOptionError, NoRouteError
 from interchange_hub.hookspecs import hookimpl
 from interchange_hub.partitioned import (
     Partitioned,
     PartitionedPlan,
     PartitionReport,
     Parts,
+    convert_block,
     convert_partition,
     metadata_plan,
     plan_partition,
@@ -112,6 +113,11 @@ class DaskCollection(Collection):
         self.obj = obj
         self.label = label
         self.kind = kind
+        if kind == Kind.TENSOR and not obj.ndim:
+            raise NoRouteError(
+                "this dask array has no dimensions (a 0-d array), so no rows to convert "
+                "partition-wise; compute it (x.compute()) and convert the value"
+            )
         if kind == Kind.TENSOR and any(n != 1 for n in obj.numblocks[1:]):
             raise InvalidOptionError(
                 f"this dask array is chunked along more than its first axis (blocks "
@@ -176,7 +182,7 @@ class DaskCollection(Collection):
         owner = hub.registry.owner(empty) if not isinstance(empty, dict) else None
         holder = "partitioned"
         if owner is not None and not options.as_dict:
-            if owner.name == "pandas":
+            if owner.name == "pandas" and self.kind != Kind.TENSOR:  # (no map_partitions)
                 holder = "pandas"
             elif owner.name in TENSOR_TARGETS:
                 holder = "array"
@@ -212,14 +218,16 @@ class DaskCollection(Collection):
     def _array(self, to: object, options: Options, empty: Any) -> Any:
         dask, da = _dask(), _dask("dask.array")
 
-        convert = dask.delayed(convert_partition, pure=True)
+        convert = dask.delayed(convert_block, pure=True)
         rows = self.obj.chunks[0] if self.kind == Kind.TENSOR else None
+        # (an array's own trailing shape: its _meta, converted, is empty in every dimension)
+        trailing = tuple(self.obj.shape[1:]) if rows is not None else tuple(empty.shape[1:])
+        dtype = str(empty.dtype)
         blocks = []
         for i, part in enumerate(self.delayed_parts()):
             n = rows[i] if rows is not None else float("nan")
-            shape = (n, *empty.shape[1:])
-            blocks.append(da.from_delayed(convert(part, to, options), shape, dtype=empty.dtype,
-                                          meta=empty))  # fmt: skip
+            block = convert(part, to, options, dtype, trailing, i)
+            blocks.append(da.from_delayed(block, (n, *trailing), dtype=empty.dtype, meta=empty))
         if not blocks:
             return da.from_array(empty)
         return da.concatenate(blocks, axis=0)

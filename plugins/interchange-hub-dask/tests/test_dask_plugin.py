@@ -383,3 +383,59 @@ def test_the_collection_conformance_kit(sync: None) -> None:
         lambda table, n: dd.from_pandas(table.to_pandas(), npartitions=n, sort=False),
     )
     assert len(report.checks) > 40
+
+
+# -- found by a review (each silently changed data, or raised a library's raw error) --------
+def test_a_partition_with_nulls_is_refused_not_cast_back_to_int(hub: ih.Hub, sync: None) -> None:
+    # the array's dtype came from the metadata (int64): a later partition with nulls
+    # (float64, NaN) was cast back by Dask, each NaN an INT64_MIN, with no error
+    pdf = pd.DataFrame({"a": pd.array([1, 2, 3, None], dtype="Int64")})
+    ddf = dd.from_pandas(pdf, npartitions=2, sort=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ih.LossyConversionWarning)
+        with pytest.raises(ih.ConversionError, match=r"partition 1 .*float64.*dtype='float64'"):
+            hub.convert(ddf, to="numpy").compute()
+        floats = hub.convert(ddf, to="numpy", dtype="float64").compute().ravel()
+    assert floats[:3].tolist() == [1.0, 2.0, 3.0] and np.isnan(floats[3])
+
+
+def test_a_dask_array_keeps_its_trailing_shape(hub: ih.Hub, sync: None) -> None:
+    # the declared shape was (4, 0): the converted _meta's, empty in every dimension
+    arr = da.ones((4, 3), chunks=(2, 3))
+    result = hub.convert(arr, to="numpy")
+    assert result.shape == (4, 3) and result.chunks == ((2, 2), (3,))
+    assert result[:, 1].compute().tolist() == [1.0] * 4
+    assert tuple(hub.convert(arr, to="torch").compute().shape) == (4, 3)
+
+
+def test_a_dask_array_into_pandas_and_a_0d_one(hub: ih.Hub, sync: None) -> None:
+    # to="pandas" called map_partitions, which a dask array has not (AttributeError), and
+    # a 0-d array raised IndexError from numblocks[0]
+    frame = hub.convert(da.ones((4, 2), chunks=(2, 2)), to="pandas").compute()
+    assert isinstance(frame, pd.DataFrame) and frame.shape == (4, 2)
+    with pytest.raises(ih.NoRouteError, match="no dimensions"):
+        hub.convert(da.from_array(np.float64(3.0)), to="torch")
+
+
+def test_partitions_of_different_schemas_are_refused_in_the_hubs_error(
+    hub: ih.Hub, sync: None
+) -> None:
+    def part(i: int) -> pd.DataFrame:
+        return pd.DataFrame({"a": [1, 2]}) if i == 0 else pd.DataFrame({"a": [3.5, 4.5]})
+
+    ddf = dd.from_map(part, [0, 1], meta=pd.DataFrame({"a": pd.Series([], dtype="int64")}))
+    for to in ("polars", "pyarrow"):
+        with pytest.raises(ih.ConversionError, match="partitions of different schemas"):
+            hub.convert(ddf, to=to).compute()
+    with pytest.raises(ih.ConversionError, match="partitions of different schemas"):
+        list(hub.iter_batches(ddf, to="polars", batch_size=3))
+
+
+def test_iter_batches_leaves_a_partitions_index_out_of_tensors(hub: ih.Hub, sync: None) -> None:
+    # as it does a local frame's (README): the index went into each tensor batch
+    pdf = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0]}, index=pd.Index([10, 20, 30, 40], name="k"))
+    ddf = dd.from_pandas(pdf, npartitions=2, sort=False)
+    batches = [b.tolist() for b in hub.iter_batches(ddf, to="torch")]
+    assert batches == [[[1.0], [2.0]], [[3.0], [4.0]]]
+    dicts = list(hub.iter_batches(ddf, to="torch", as_dict=True))
+    assert [list(d) for d in dicts] == [["x"], ["x"]]

@@ -60,8 +60,13 @@ class Hub:
         plugins: Iterable[object] | Adapter | None = None,
         builtin: bool = True,
     ):
-        if builtin not in (True, False):
+        if not (builtin is True or builtin is False):
             raise InvalidOptionError(f"builtin must be True or False, not {builtin!r}")
+        if not (autoload is None or autoload is True or autoload is False):
+            # (a string read as true loaded every plugin: Hub(autoload="no"))
+            raise InvalidOptionError(
+                f"autoload must be True, False or None (the environment decides), not {autoload!r}"
+            )
         given: list[object]
         if isinstance(plugins, (str, bytes, Adapter)) or not hasattr(plugins, "__iter__"):
             given = [] if plugins is None else [plugins]  # one plugin, not a list of them

@@ -296,3 +296,12 @@ def test_nested_uuids_and_dates_into_polars_say_what_they_become(hub: ih.Hub) ->
             back = hub.convert(hub.convert(table, to="polars", strict=True), to="pyarrow")
             assert "date32[day]" in str(back.schema.field("c").type)
             assert back.column("c").cast(column.type).to_pylist() == column.to_pylist()
+
+
+@pytest.mark.parametrize("bad", ["no", "false", 0, 1])
+def test_hub_options_are_validated(bad: object) -> None:
+    # Hub(autoload="no") loaded every plugin (a string read as true); builtin= was checked
+    with pytest.raises(ih.InvalidOptionError, match="autoload must be True, False or None"):
+        ih.Hub(autoload=bad)  # type: ignore[arg-type]
+    with pytest.raises(ih.InvalidOptionError, match="builtin must be True or False"):
+        ih.Hub(builtin=bad)  # type: ignore[arg-type]

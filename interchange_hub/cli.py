@@ -22,7 +22,7 @@ from interchange_hub._core.deps import installed
 from interchange_hub._core.info import Kind
 from interchange_hub._engine.plans import format_bytes
 from interchange_hub._tools import matrix
-from interchange_hub.errors import InterchangeError
+from interchange_hub.errors import InterchangeError, UnknownTargetError
 from interchange_hub.plugins import BUILTIN, DEFAULT_PLUGINS
 
 if TYPE_CHECKING:
@@ -629,6 +629,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return status
         except UsageError as exc:
             print(f"{where}: error: {exc}", file=sys.stderr)
+            return 2
+        except UnknownTargetError as exc:  # (a mistyped target, as a mistyped source: 2)
+            print(f"{where}: error: {_one_line(exc)}", file=sys.stderr)
             return 2
         except InterchangeError as exc:
             _traceback(debug)

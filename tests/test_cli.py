@@ -175,6 +175,15 @@ def test_explain_names_an_unknown_library(capsys: pytest.CaptureFixture[str]) ->
     )
 
 
+def test_explain_names_an_unknown_target_as_a_usage_mistake(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # a mistyped source exited 2, a mistyped target 1 (the epilog: 2 is a usage mistake)
+    assert main(["explain", "pandas", "polrs"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("interchange-hub explain: error: ") and "'polars'" in err
+
+
 def test_explain_rejects_a_library_of_no_cpu_data(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explain", "cupy", "polars"]) == 2
     assert "no sample can be built in 'cupy' (it holds no CPU data)" in capsys.readouterr().err

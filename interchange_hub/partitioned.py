@@ -517,7 +517,15 @@ class Partitioned:
         else:
             results, reports = self._parts.gather()
         self._keep(reports)
-        return join(self._hub, results, self._empty)
+        joined = join(self._hub, results, self._empty)
+        to = self._to
+        if isinstance(to, type) and not isinstance(joined, (to, dict)):
+            # A type asked by name (to=pa.Array): the join of several partitions gives its
+            # library's joined kind (a ChunkedArray), which one more conversion makes that
+            # type (a contiguous Array combines the chunks: a copy, as ih.convert says)
+            options = self._options.kwargs() if self._options is not None else {}
+            joined = self._hub.convert(joined, to, **options)
+        return joined
 
     def partitions(self) -> Iterator[Any]:
         """The partitions' results, in order, each fetched when the loop reaches it

@@ -439,3 +439,14 @@ def test_iter_batches_leaves_a_partitions_index_out_of_tensors(hub: ih.Hub, sync
     assert batches == [[[1.0], [2.0]], [[3.0], [4.0]]]
     dicts = list(hub.iter_batches(ddf, to="torch", as_dict=True))
     assert [list(d) for d in dicts] == [["x"], ["x"]]
+
+
+def test_a_type_asked_by_name_is_what_compute_gives(hub: ih.Hub, sync: None) -> None:
+    # to=pa.Array gave a ChunkedArray and to=pa.RecordBatch a Table: the join's own kinds
+    pdf = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0]})
+    ddf = dd.from_pandas(pdf, npartitions=2, sort=False)
+    array = hub.convert(ddf["a"], to=pa.Array).compute()
+    assert isinstance(array, pa.Array) and array.to_pylist() == [1.0, 2.0, 3.0, 4.0]
+    batch = hub.convert(ddf, to=pa.RecordBatch).compute()
+    assert isinstance(batch, pa.RecordBatch) and batch.num_rows == 4
+    assert isinstance(hub.convert(ddf, to=pa.Table).compute(), pa.Table)

@@ -155,7 +155,7 @@ class UnknownTargetError(InterchangeError, ValueError):
         if target is None:
             first = "to= is None: pass the library name or type to convert to, e.g. to='polars'"
             return cls(target, known, message=_join(first, _known_targets(known)))
-        kind = _short_type(target)
+        kind = type_name(target)
         first = (
             f"to= takes a library name or type, got {_a(kind)} {kind} object; did you mean "
             "to convert it? ih.convert(obj, to=...)"
@@ -455,7 +455,7 @@ def _join(first: str, extra: str) -> str:
     return f"{joined}\n{extra}"
 
 
-def _short_type(obj: object) -> str:
+def type_name(obj: object) -> str:
     """``polars.DataFrame`` for a polars DataFrame, ``list`` for a list."""
     cls = type(obj)
     top = cls.__module__.split(".")[0]
@@ -470,7 +470,7 @@ def _describe(obj: object) -> str:
     """``None``, ``a list``, ``an int``, ``a polars.DataFrame``: never the object itself."""
     if obj is None:
         return "None"
-    kind = _short_type(obj)
+    kind = type_name(obj)
     return f"{_a(kind)} {kind}"
 
 

@@ -31,6 +31,7 @@ from interchange_hub.errors import (
     InterchangeError,
     InvalidOptionError,
     library_message,
+    type_name,
 )
 
 if TYPE_CHECKING:
@@ -612,13 +613,8 @@ def join(hub: Hub, parts: Sequence[Any], empty: object) -> Any:
         raise
     except Exception as exc:  # (the library's refusal: partitions of different schemas)
         raise ConversionError(
-            f"cannot join {len(parts)} partitions of {_type_name(first)}: "
+            f"cannot join {len(parts)} partitions of {type_name(first)}: "
             f"{type(exc).__name__}: {library_message(exc)}; partitions of different "
             "schemas (a column's type, or its name) do not join: give them one schema "
             "first, or take them one by one with .partitions()"
         ) from exc
-
-
-def _type_name(obj: object) -> str:
-    cls = type(obj)
-    return f"{cls.__module__.split('.')[0]}.{cls.__qualname__}"

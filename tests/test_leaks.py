@@ -131,9 +131,10 @@ def worker() -> dict[str, Any]:
     }
 
 
-def test_ten_thousand_conversions_leak_nothing() -> None:
+def in_fresh_process(*argv: str) -> Any:
+    """What ``python -m tests.test_leaks *argv`` measured (its last line, as JSON)."""
     run = subprocess.run(
-        [sys.executable, "-m", "tests.test_leaks"],
+        [sys.executable, "-m", "tests.test_leaks", *argv],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -141,7 +142,11 @@ def test_ten_thousand_conversions_leak_nothing() -> None:
         check=False,
     )
     assert run.returncode == 0, run.stderr[-4000:]
-    found = json.loads(run.stdout.strip().splitlines()[-1])
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def test_ten_thousand_conversions_leak_nothing() -> None:
+    found = in_fresh_process()
     growth = found["rss_after"] - found["rss_before"]
     print(
         f"{CONVERSIONS} conversions of {len(found['pairs'])} pairs in {found['seconds']:.1f} s: "
@@ -173,16 +178,7 @@ def test_the_leak_check_sees_a_leak() -> None:
     """The measurement itself: keeping the results alive is seen (else the test is blind).
     In a fresh process, as the check itself runs: in the test process the allocator may
     hand back pages other tests freed, and the resident set need not grow."""
-    run = subprocess.run(
-        [sys.executable, "-m", "tests.test_leaks", "leaky"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr[-4000:]
-    found = json.loads(run.stdout.strip().splitlines()[-1])
+    found = in_fresh_process("leaky")
     assert found["arrow"] >= 2_000 * 8_000, found
     assert found["rss"] >= RSS_LIMIT / 2, found  # 16 MB of copies show in the resident set
 

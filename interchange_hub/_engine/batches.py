@@ -22,10 +22,11 @@ from interchange_hub.errors import (
     InterchangeError,
     InvalidOptionError,
     library_message,
+    type_name,
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
 
     from interchange_hub._core.device import Device
 
@@ -128,25 +129,33 @@ def read_checked(pieces: Iterable[Any], source: object) -> Iterator[Any]:
     the reading itself (a stream whose producer raised part-way: pyarrow's ArrowInvalid,
     holding the producer's traceback as text) raised as a :class:`ConversionError` that
     says how far the reading got, the library's error chained."""
-    read = 0
-    iterator = iter(pieces)
+    return _said(
+        pieces,
+        lambda exc, rows: (
+            f"reading the {type_name(source)} failed after {rows:,} row(s) "
+            f"({type(exc).__name__}: {library_message(exc)}); the batches before were given "
+            "as they came, and the source is consumed: make a new one to read it again"
+        ),
+    )
+
+
+def _said(items: Iterable[Any], message: Callable[[Exception, int], str]) -> Iterator[Any]:
+    """``items`` (Arrow batches or arrays), with a library's error raised while making the
+    next one said as a :class:`ConversionError` of ``message(error, rows given before)``,
+    the error chained (the hub's own errors pass as they are)."""
+    rows = 0
+    iterator = iter(items)
     while True:
         try:
-            piece = next(iterator)
+            item = next(iterator)
         except StopIteration:
             return
         except InterchangeError:
             raise
         except Exception as exc:  # (the library's error, said as the hub's)
-            cls = type(source)
-            what = f"{cls.__module__.split('.')[0]}.{cls.__qualname__}"
-            raise ConversionError(
-                f"reading the {what} failed after {read:,} row(s) ({type(exc).__name__}: "
-                f"{library_message(exc)}); the batches before were given as they came, and "
-                "the source is consumed: make a new one to read it again"
-            ) from exc
-        read += len(piece)
-        yield piece
+            raise ConversionError(message(exc, rows)) from exc
+        rows += len(item)
+        yield item
 
 
 def _collection_batches(
@@ -173,32 +182,21 @@ def _collection_batches(
             yield hub.convert(batch, to, **kwargs)
         return
     arrow = _arrow_pieces(hub, pieces, kwargs["copy"], kwargs["strict"])
-    batches = _joined(arrowkit.rebatch(arrow, batch_size, drop_last=drop_last))
+    # (pyarrow refuses to join the pieces of partitions of different schemas)
+    batches = _said(
+        arrowkit.rebatch(arrow, batch_size, drop_last=drop_last),
+        lambda exc, _: (
+            f"the partitions' batches do not join ({type(exc).__name__}: "
+            f"{library_message(exc)}): partitions of different schemas (a column's type or "
+            "name) cannot be cut into batches across them; give them one schema first, or "
+            "iterate with batch_size=None (each partition's own)"
+        ),
+    )
     # A pandas partition's own index, left out as it is for a local frame's batches
     index = _index_left_out(hub, first, hub.describe(first), to, kwargs["as_dict"])
     if index:
         batches = (b.drop_columns([n for n in index if n in b.schema.names]) for b in batches)
     yield from _converted(hub, batches, to, kwargs)
-
-
-def _joined(batches: Iterator[Any]) -> Iterator[Any]:
-    """``batches``, cut from the pieces of several partitions, with pyarrow's refusal to
-    join pieces of different schemas said as the hub's error."""
-    while True:
-        try:
-            batch = next(batches)
-        except StopIteration:
-            return
-        except InterchangeError:
-            raise
-        except Exception as exc:  # (pyarrow's ArrowInvalid: "Schema at index 1 was different")
-            raise ConversionError(
-                f"the partitions' batches do not join ({type(exc).__name__}: "
-                f"{library_message(exc)}): partitions of different schemas (a column's type "
-                "or name) cannot be cut into batches across them; give them one schema first, "
-                "or iterate with batch_size=None (each partition's own)"
-            ) from exc
-        yield batch
 
 
 def _arrow_pieces(

@@ -33,6 +33,7 @@ from interchange_hub.errors import (
     UnsupportedObjectError,
     WriteThroughWarning,
     library_message,
+    type_name,
     warn,
     warn_all,
 )
@@ -215,7 +216,7 @@ class Planner:
             for name, col in columns
         ]
         results = {}
-        outer = _type_name(obj)
+        outer = type_name(obj)
         for name, col, plan, request, source in planned:
             if plan.deferred:
                 results[name] = self.convert(col, to, copy, device, strict, dtype)
@@ -317,7 +318,7 @@ class Planner:
             raise
         except Exception as exc:  # (a stream whose producer failed part-way)
             raise ConversionError(
-                f"reading the {_type_name(obj)} into columns failed ({type(exc).__name__}: "
+                f"reading the {type_name(obj)} into columns failed ({type(exc).__name__}: "
                 f"{library_message(exc)}); the source is consumed: make a new one to read it "
                 "again"
             ) from exc
@@ -598,8 +599,3 @@ def _warn_site(
             seen.clear()
         seen[site] = code
         warn(message, WriteThroughWarning)
-
-
-def _type_name(obj: object) -> str:
-    cls = type(obj)
-    return f"{cls.__module__.split('.')[0]}.{cls.__qualname__}"

@@ -600,7 +600,7 @@ def _numpy_to_pandas_bind(ctx: Context) -> Callable[[Any], Any]:
     """:func:`_numpy_to_pandas` with the column names built once, as a pandas Index
     (pandas takes an Index as it is; a list of names costs it about 30 us per call)."""
     pd = require("pandas")
-    _NDARRAY[0] = require("numpy").ndarray
+    ndarray = require("numpy").ndarray
     if len(ctx.info.shape) == 1:
         make = pandas_native.numpy_series(ctx.info.columns[0].dtype)  # pd.Series' own end
     else:
@@ -610,21 +610,17 @@ def _numpy_to_pandas_bind(ctx: Context) -> Callable[[Any], Any]:
         return lambda value: share_on_write(make(value))
     if ctx.copy:  # memory of its own: writable, nothing to pin
         return lambda value: make(value.copy(order="K"))
-    return lambda value: share_on_write(make(_read_only(value)))
+    return lambda value: share_on_write(make(_read_only(value, ndarray)))
 
 
-def _read_only(array: Any) -> Any:
+def _read_only(array: Any, ndarray: Any) -> Any:
     """A read-only view of the caller's ``array``, for pandas to wrap: pandas' own writes
     copy first (copy-on-write, :func:`share_on_write`), and a write through
     ``Series.array`` or ``DataFrame.values``, which copy-on-write does not see, raises
     instead of changing the caller's array (pandas 3's ``pd.Series(array)`` copies it)."""
-    view = array.view() if type(array) is _NDARRAY[0] else _data_of(array)
+    view = array.view() if type(array) is ndarray else _data_of(array)
     view.setflags(write=False)  # (0.32 us with the view; flags.writeable = False: 0.51)
     return view
-
-
-# numpy.ndarray, set by _numpy_to_pandas_bind before any _read_only (numpy is imported)
-_NDARRAY: list[Any] = [type(None)]
 
 
 def _data_of(array: Any) -> Any:

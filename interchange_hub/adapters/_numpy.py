@@ -170,26 +170,24 @@ def _export_estimate(ctx: Context) -> Estimate:
 def _export(value: Any, ctx: Context) -> Any:
     if ctx.info.layout == tensors.ODD_STRIDES:
         return tensors.np_module().ascontiguousarray(value)  # (a masked array's data too)
-    return _unmasked(value)
+    return _export_bind(ctx)(value)
 
 
-def _unmasked(value: Any) -> Any:
-    """A masked array's data (the mask's loss is planned where it masks anything): jax
-    refuses a MaskedArray itself ("numpy masked arrays are not supported as direct
-    inputs"), with or without a mask; any other array as it is."""
-    if type(value) is _NDARRAY:
-        return value
-    ma = tensors.np_module().ma
-    return value.data if isinstance(value, ma.MaskedArray) else value
+def _export_bind(ctx: Context) -> Callable[[Any], Any]:
+    """The export's run: a masked array's data (the mask's loss is planned where it
+    masks anything), since jax refuses a MaskedArray itself ("numpy masked arrays are not
+    supported as direct inputs"), with or without a mask; any other array as it is."""
+    if ctx.info.layout == tensors.ODD_STRIDES:
+        return with_context(_export, ctx)
+    np = tensors.np_module()
+    ndarray, masked = np.ndarray, np.ma.MaskedArray
 
+    def unmasked(value: Any) -> Any:
+        if type(value) is ndarray:
+            return value
+        return value.data if isinstance(value, masked) else value
 
-_NDARRAY: Any = None  # numpy.ndarray, once numpy is imported (see _export_bind)
-
-
-def _export_bind(ctx: Context) -> Callable[[Any], Any] | None:
-    global _NDARRAY
-    _NDARRAY = tensors.np_module().ndarray
-    return with_context(_export, ctx) if ctx.info.layout == tensors.ODD_STRIDES else _unmasked
+    return unmasked
 
 
 def _import_estimate(ctx: Context) -> Estimate:

@@ -496,6 +496,11 @@ LOSSY_CASTS = {
     "1e300 -> float32": (lambda: torch.tensor([1e300], dtype=torch.float64), "float32"),
     "arrow 1e10 -> float16": (lambda: pa.array([1e10, 1.0]), "float16"),
     "arrow table 1e10 -> float16": (lambda: pa.table({"a": [1e10], "b": [1.0]}), "float16"),
+    # ... and so was underflowing to 0
+    "1e-300 -> float32": (lambda: np.array([1e-300, 1.0]), "float32"),
+    "torch 1e-10 -> float16": (lambda: torch.tensor([1e-10, 0.0]), "float16"),
+    "arrow 1e-300 -> float32": (lambda: pa.array([1e-300, 0.0]), "float32"),
+    "arrow table -1e-300 -> float32": (lambda: pa.table({"a": [-1e-300], "b": [1.0]}), "float32"),
     # a sign's wrap casts back exactly, so a check by casting back passed it (review fuzz)
     "int8 -1 -> uint64": (lambda: np.array([-1, 3], np.int8), "uint64"),
     "uint64 max -> int64": (lambda: np.array([2**64 - 1, 5], np.uint64), "int64"),
@@ -512,6 +517,11 @@ EXACT_CASTS = {
     "2**53 -> float64": (lambda: np.array([2**53, -1], np.int64), "float64"),
     "float64 -> float32 (rounds)": (lambda: np.array([0.1, 2.5]), "float32"),
     "inf -> float16": (lambda: pa.array([1.5, float("inf"), -0.0]), "float16"),
+    "zeros, NaN and subnormals -> float32": (
+        lambda: np.array([0.0, -0.0, float("nan"), 1e-40, 3.4e38]),
+        "float32",
+    ),
+    "arrow 1e-40 -> float32 (subnormal)": (lambda: pa.array([1e-40, 0.0]), "float32"),
     "int64 -> int8": (lambda: torch.tensor([-128, 127]), "int8"),
     "uint32 -> float64": (lambda: np.array([2**32 - 1], np.uint32), "float64"),
     "int8 -> uint64 (no negatives)": (lambda: np.array([0, 127], np.int8), "uint64"),
@@ -531,6 +541,22 @@ def test_dtype_casts_that_change_values_warn_and_strict_refuses(case: str) -> No
         assert "column 'a'" in str(caught[0].message)
     with pytest.raises(ih.LossyConversionError):
         HUB.convert(source, to="torch", dtype=dtype, strict=True)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])
+def test_an_int_column_with_nulls_warns_of_the_dtype_asked_for(dtype: str) -> None:
+    # The nulls' warning named float64, the dtype the column passes through on its way
+    # to the one asked for, with float64's precision (float32 keeps integers to 2**24).
+    table = pa.table({"a": pa.array([1, None, 3])})
+    plan = HUB.plan(table, to="numpy", dtype=dtype)
+    assert [(x.source, x.target) for x in plan.losses] == [("int64 with nulls", dtype)]
+    with pytest.warns(ih.LossyConversionWarning) as caught:
+        out = HUB.convert(table, to="numpy", dtype=dtype)
+    assert [str(w.message).split(": ", 2)[-1] for w in caught] == [
+        f"int64 with nulls -> {dtype}: nulls become NaN"
+        + ("; integers above 2**53 lose precision" if dtype == "float64" else "")
+    ]
+    assert out.dtype == dtype and out[:, 0].tolist()[::2] == [1.0, 3.0]
 
 
 @pytest.mark.parametrize("case", list(EXACT_CASTS))

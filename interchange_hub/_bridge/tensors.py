@@ -33,6 +33,8 @@ from interchange_hub._core.dtypes import (
 )
 from interchange_hub._core.info import (
     ALIGNMENT,
+    FLOAT_OVERFLOW,
+    FLOAT_UNDERFLOW,
     Column,
     Copy,
     DataInfo,
@@ -341,6 +343,14 @@ def _cast_plan(info: DataInfo, planned: list[_Planned], want: str | None) -> lis
             why = f"dtype={want!r}" if want else "the columns share one dtype, as to_numpy() does"
             reason = f"cast {dtype} -> {to} ({why}; values it cannot hold are warned when run)"
             copies = [*copies, Copy(col.name, col.nbytes, reason)]
+            if col.nulls > 0 and is_integer(col.dtype) and dtype == "float64":
+                # The nulls' NaN is what the cast's dtype holds, not the float64 the column
+                # passes through: name that, and leave its values to the cast's check
+                # (cast_checked: float32 keeps integers to 2**24, not 2**53).
+                losses = [
+                    replace(x, target=to, lost="nulls become NaN") if x.target == dtype else x
+                    for x in losses
+                ]
             dtype = to
         out.append((dtype, copies, losses))
     return out
@@ -400,12 +410,12 @@ def cast_checked(data: Any, to: str, strict: bool, asked: bool = False) -> Any:
                 "beyond +-65504 they become inf"
             )
             lossy.append(Loss(name, hub_name(str(col.type)), to, why))
-        elif (
-            pa.types.is_floating(col.type) and pa.types.is_floating(target) and _new_infs(col, out)
-        ):
-            # narrower floats round, as asked; pyarrow lets a finite value overflow silently
-            why = "finite values beyond the narrower float overflow to inf"
-            lossy.append(Loss(name, hub_name(str(col.type)), to, why))
+        elif pa.types.is_floating(col.type) and pa.types.is_floating(target):
+            # narrower floats round, as asked; pyarrow lets a finite value overflow to inf,
+            # or a nonzero one underflow to 0, silently
+            why = _float_narrowing_loss(col, out)
+            if why:
+                lossy.append(Loss(name, hub_name(str(col.type)), to, why))
         return out
 
     if isinstance(data, pa.Table):
@@ -425,14 +435,26 @@ def _beyond(col: Any, bound: int) -> bool:
     return low is not None and (low < -bound or high > bound)
 
 
-def _new_infs(before: Any, after: Any) -> bool:
-    """Whether the float column ``after`` holds more infinities than ``before``."""
+def _float_narrowing_loss(before: Any, after: Any) -> str:
+    """What the cast of the float column ``before`` into the narrower ``after`` changed
+    beyond rounding ("" for nothing): finite values become inf, or nonzero ones 0."""
+    if not len(after):
+        return ""
     pc = require("pyarrow.compute")
 
-    def infs(col: Any) -> int:
-        return int(pc.sum(pc.is_inf(col)).as_py() or 0)
+    def count(col: Any, test: Any) -> int:
+        return int(pc.sum(test(col)).as_py() or 0)
 
-    return bool(len(after)) and infs(after) > infs(before)
+    def zero(col: Any) -> Any:
+        if col.type.bit_width == 16:  # (pyarrow compares no float16: float32 holds it exactly)
+            col = col.cast(arrowkit.pa_module().float32())
+        return pc.equal(col, 0)
+
+    if count(after, pc.is_inf) > count(before, pc.is_inf):
+        return FLOAT_OVERFLOW
+    if count(after, zero) > count(before, zero):
+        return FLOAT_UNDERFLOW
+    return ""
 
 
 def _certain(copies: list[Copy]) -> bool:

@@ -243,6 +243,11 @@ def report_losses(losses: Sequence[Loss], target: str, strict: bool) -> None:
         warn(loss_warning(target, loss), LossyConversionWarning)
 
 
+#: What a cast into a narrower float changes beyond the rounding that dtype= asks for.
+FLOAT_OVERFLOW = "finite values beyond the narrower float overflow to inf"
+FLOAT_UNDERFLOW = "nonzero values below the narrower float's smallest become 0"
+
+
 def cast_loss(before: Any, after: Any) -> str:
     """What a cast of the CPU ndarray ``before`` into ``after`` (``astype``'s result, or
     another library's, as an ndarray) changed, as a :class:`Loss` says it ("" for
@@ -256,8 +261,12 @@ def cast_loss(before: Any, after: Any) -> str:
     if src == want:
         return ""
     if src.kind == "f" and want.kind == "f":
-        if want.itemsize < src.itemsize and np.isinf(after).sum() > np.isinf(before).sum():
-            return "finite values beyond the narrower float overflow to inf"
+        if want.itemsize >= src.itemsize:
+            return ""
+        if np.isinf(after).sum() > np.isinf(before).sum():
+            return FLOAT_OVERFLOW
+        if np.count_nonzero(after) < np.count_nonzero(before):  # (NaN counts as nonzero)
+            return FLOAT_UNDERFLOW
         return ""
     wide_ints = src.kind in "iu" and want.kind == "f" and src.itemsize >= want.itemsize
     if np.can_cast(src, want, "safe") and not wide_ints:

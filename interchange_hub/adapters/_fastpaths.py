@@ -135,7 +135,9 @@ def _to_numpy_estimate(ctx: Context) -> Estimate:
     _plain(ctx)
     if ctx.info.columns[0].dtype == "bfloat16":
         raise Unroutable("numpy has no bfloat16")
-    return Estimate(ctx.info, why="Tensor.numpy shares the tensor's memory")
+    return Estimate(
+        ctx.info, why="Tensor.numpy shares the tensor's memory (detached if it needs grad)"
+    )
 
 
 def _to_numpy(value: Any, ctx: Context) -> Any:

@@ -21,15 +21,20 @@ from __future__ import annotations
 import os
 import re
 import socket
+import warnings
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from interchange_hub._core.deps import require
+from interchange_hub._core.info import cast_loss
 from interchange_hub._core.records import field, record
 from interchange_hub.adapter import bytes_inside
 from interchange_hub.errors import (
     ConversionError,
     InterchangeError,
     InvalidOptionError,
+    LossyConversionError,
+    LossyConversionWarning,
     library_message,
     type_name,
 )
@@ -518,7 +523,8 @@ class Partitioned:
         else:
             results, reports = self._parts.gather()
         self._keep(reports)
-        joined = join(self._hub, results, self._empty)
+        strict = self._options is not None and self._options.strict
+        joined = join(self._hub, results, self._empty, strict)
         to = self._to
         if isinstance(to, type) and not isinstance(joined, (to, dict)):
             # A type asked by name (to=pa.Array): the join of several partitions gives its
@@ -582,8 +588,13 @@ class Partitioned:
         return f"<Partitioned: {count} {self.engine} partition(s) -> {self._plan.target} ({state})>"
 
 
-def join(hub: Hub, parts: Sequence[Any], empty: object) -> Any:
-    """``parts`` (results of one conversion) as one object of their library, in order."""
+def join(hub: Hub, parts: Sequence[Any], empty: object, strict: bool = False) -> Any:
+    """``parts`` (results of one conversion) as one object of their library, in order.
+
+    Tensors of different dtypes (a partition with nulls became float64, another stayed
+    int64) are promoted to one by the library's join (``torch.cat``, ``np.concatenate``),
+    unchecked: a value the promotion changes is warned here, naming the partition
+    (``strict``: refused), as a cast the hub makes is."""
     if not parts:
         return empty
     first = parts[0]
@@ -596,7 +607,7 @@ def join(hub: Hub, parts: Sequence[Any], empty: object) -> Any:
                     f"{keys} and partition {i} {list(part)}; give the partitions one schema "
                     "first, or take them one by one with .partitions()"
                 )
-        return {key: join(hub, [p[key] for p in parts], None) for key in first}
+        return {key: join(hub, [p[key] for p in parts], None, strict) for key in first}
     if len(parts) == 1:
         return first
     owner = hub.registry.owner(first)
@@ -606,7 +617,7 @@ def join(hub: Hub, parts: Sequence[Any], empty: object) -> Any:
             "owns them; take them one by one with .partitions()"
         )
     try:
-        return owner.concat(parts)
+        joined = owner.concat(parts)
     except NotImplementedError as exc:
         raise ConversionError(str(exc)) from None
     except InterchangeError:
@@ -618,3 +629,54 @@ def join(hub: Hub, parts: Sequence[Any], empty: object) -> Any:
             "schemas (a column's type, or its name) do not join: give them one schema "
             "first, or take them one by one with .partitions()"
         ) from exc
+    _check_promotion(parts, joined, strict)
+    return joined
+
+
+def _check_promotion(parts: Sequence[Any], joined: Any, strict: bool) -> None:
+    """Warn of (``strict``: refuse) the values of tensor ``parts`` that the join's
+    promotion into ``joined``'s dtype changed (see :func:`join`)."""
+    dtype = getattr(joined, "dtype", None)
+    if dtype is None or not hasattr(joined, "__dlpack__"):
+        return  # (frames and tables: their joins refuse other schemas, or keep values)
+    odd = [(i, p) for i, p in enumerate(parts) if getattr(p, "dtype", dtype) != dtype]
+    if not odd:
+        return
+    found = []
+    for i, part in odd:
+        why = _promotion_loss(part, joined)
+        if why:
+            found.append(f"partition {i}: {_dtype_name(part.dtype)} -> {_dtype_name(dtype)}: {why}")
+    if not found:
+        return
+    message = (
+        f"the join of {len(parts)} partitions ({type_name(joined)}) promotes partitions of "
+        f"different dtypes to one: " + "; ".join(found) + ". Pass dtype= to give every "
+        "partition one dtype on the workers (the cast is checked there)"
+    )
+    if strict:
+        raise LossyConversionError("strict=True, but " + message)
+    warnings.warn(message, LossyConversionWarning, stacklevel=4)
+
+
+def _dtype_name(dtype: Any) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _promotion_loss(part: Any, joined: Any) -> str:
+    """What promoting the tensor ``part`` into ``joined``'s dtype changes ("" for
+    nothing), as :func:`cast_loss` says it; where the part is not in host memory (or
+    numpy cannot read its dtype), that it may change values, unchecked."""
+    np = require("numpy")
+    if isinstance(part, np.ndarray) and isinstance(joined, np.ndarray):
+        before, want = part, joined.dtype
+        if before.dtype.kind not in "biufc" or want.kind not in "biufc":
+            return ""  # (strings widen; numpy joins no other kinds it would change)
+    else:
+        try:
+            before = np.from_dlpack(part)
+            want = np.from_dlpack(joined[:0]).dtype
+        except (BufferError, RuntimeError, TypeError, ValueError):
+            return "values may change (not checked: numpy cannot read these tensors)"
+    with np.errstate(all="ignore"):
+        return cast_loss(before, before.astype(want))

@@ -18,7 +18,7 @@ import pytest
 
 import interchange_hub as ih
 from interchange_hub.adapter import Options
-from interchange_hub.errors import ConversionError, LossyConversionWarning
+from interchange_hub.errors import ConversionError, LossyConversionError, LossyConversionWarning
 from interchange_hub.partitioned import Partitioned, PartitionReport, Parts, join, metadata_plan
 
 
@@ -240,6 +240,29 @@ def test_torch_tensors_are_joined_along_dim_0(hub: ih.Hub) -> None:
     assert torch.equal(result[:3], parts[0]) and result.shape == (4, 2)
     expected = torch.cat(parts, dim=0)
     assert torch.allclose(result, expected, equal_nan=True)
+
+
+@pytest.mark.parametrize("library", ["numpy", "torch"])
+def test_a_promotion_that_changes_values_is_warned_and_strict_refuses_it(
+    hub: ih.Hub, library: str
+) -> None:
+    # torch.cat and np.concatenate promote parts of different dtypes unchecked: int64
+    # 2**53 + 1 into float64 (or float32) came back rounded, silently.
+    module = pytest.importorskip(library)
+    big = 2**53 + 1
+    parts = [module.asarray([big, 2]), module.asarray([1.5], dtype=module.float64)]
+    with pytest.warns(LossyConversionWarning, match="partition 0: int64 -> float64: the cast"):
+        result = join(hub, parts, None)
+    assert result.tolist() == [float(big), 2.0, 1.5] and len(result) == 3
+    with pytest.raises(LossyConversionError, match="^strict=True, but the join of 2 partitions"):
+        join(hub, parts, None, strict=True)
+    # in a dict (as_dict=True), the column's partitions are checked as well
+    with pytest.warns(LossyConversionWarning, match="partition 0: int64 -> float64"):
+        join(hub, [{"a": parts[0]}, {"a": parts[1]}], None)
+    # a promotion that keeps every value (and parts of one dtype) passes silently
+    kept = join(hub, [module.asarray([1, 2]), module.asarray([0.5], dtype=module.float32)], None)
+    assert kept.tolist() == [1.0, 2.0, 0.5]
+    assert join(hub, [module.asarray([big]), module.asarray([3])], None).tolist() == [big, 3]
 
 
 @pytest.mark.parametrize("library", ["numpy", "torch"])

@@ -254,6 +254,30 @@ def test_numpy_nulls_are_lossy_per_block_and_strict_refuses_on_the_worker(hub: i
         hub.convert(ds, to="numpy", strict=True).compute()
 
 
+@pytest.mark.parametrize("target", ["numpy", "torch"])
+def test_joining_blocks_of_two_dtypes_warns_of_the_values_it_changes(
+    hub: ih.Hub, target: str
+) -> None:
+    # A block with nulls becomes float64 (warned there); torch.cat and np.concatenate then
+    # promoted the int64 block to float64 unchecked: 2**53 + 1 came back as 2**53, unwarned.
+    big = 2**53 + 1
+    ds = dataset([pa.table({"a": [big, 2]}), pa.table({"a": pa.array([None, 4])})])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        values = hub.convert(ds, to=target).compute()
+    said = [str(w.message) for w in caught if w.category is LossyConversionWarning]
+    assert len(said) == 2 and "nulls become NaN" in said[0], said  # the block's, then the join's
+    assert "partition 0: int64 -> float64: the cast changes values" in said[1], said
+    assert str(values.dtype).endswith("float64") and values.shape == (4, 1)
+    # values the promotion keeps are joined silently, as a table's columns are promoted
+    ds = dataset([pa.table({"a": [1, 2]}), pa.table({"a": pa.array([None, 4])})])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        hub.convert(ds, to=target).compute()
+    said = [str(w.message) for w in caught if w.category is LossyConversionWarning]
+    assert len(said) == 1 and "nulls become NaN" in said[0], said
+
+
 def test_copy_false_is_refused_before_anything_runs(
     hub: ih.Hub, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -5,6 +5,8 @@ stdout alone (progress and notes go to stderr). Errors are one line on stderr: a
 :class:`~interchange_hub.errors.InterchangeError` or a failed check exits 1, a usage
 mistake 2 (argparse's convention), and an unexpected exception exits 1 asking for a bug
 report, with its traceback only under ``--debug`` or ``INTERCHANGE_HUB_DEBUG=1``.
+``explain --format json`` prints its report when planning or running fails too, with
+the error beside the sample (and the plan, where there is one).
 """
 
 from __future__ import annotations
@@ -167,12 +169,21 @@ def explain_command(
     name = _source_library(hub, source)
     src = matrix.make_sample(hub, name, kind, rows)
     sample = f"{rows:,}-row {kind.value} in {name} ({type(src).__qualname__})"
-    plan = hub.plan(src, to=target, copy=copy, device=device)
     report: dict[str, Any] = {
         "sample": {"library": name, "kind": kind.value, "rows": rows, "type": _qualname(src)},
-        "plan": _plan_dict(plan),
+        "plan": None,
         "result": None,
     }
+    try:
+        plan = hub.plan(src, to=target, copy=copy, device=device)
+    except UnknownTargetError:
+        raise  # (a usage mistake: exit 2, no report)
+    except InterchangeError as exc:
+        if fmt == "json":  # a refusal to plan is a report too: stdout holds it as JSON
+            report["error"] = f"{type(exc).__name__}: {_one_line(exc)}"
+            _write_json(report, sys.stdout)
+        raise
+    report["plan"] = _plan_dict(plan)
     if fmt == "text":
         print(f"sample: {sample}")
         print(plan)

@@ -149,11 +149,18 @@ def test_explain_with_copy_false_reports_the_refusal(capsys: pytest.CaptureFixtu
     assert err.count("\n") == 1  # one line
 
 
-def test_explain_json_refusal_leaves_stdout_empty(capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_json_refusal_is_a_json_report(capsys: pytest.CaptureFixture[str]) -> None:
+    # A refusal to plan left stdout empty, where a failure to run printed the plan with
+    # its error: a script reading the JSON got nothing to parse. Both print a report now.
     argv = ["explain", "numpy", "polars", "--copy", "false", "--rows", "10", "--format", "json"]
     assert main(argv) == 1
     out, err = capsys.readouterr()
-    assert out == "" and err.startswith("interchange-hub explain: CopyRequiredError: copy=False")
+    assert err.startswith("interchange-hub explain: CopyRequiredError: copy=False")
+    data = json.loads(out)
+    assert data["sample"]["library"] == "numpy" and data["plan"] is None
+    assert data["result"] is None and data["error"] == err.split(": ", 1)[1].strip()
+    assert main(["explain", "numpy", "polrs", "--format", "json"]) == 2  # usage: no report
+    assert capsys.readouterr().out == ""
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this torch reaches a GPU")

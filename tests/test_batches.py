@@ -136,6 +136,17 @@ def test_bad_options_are_refused_at_once() -> None:
         ih.iter_batches(np.asarray(1.0), to="torch", batch_size=2)
     with pytest.raises(UnknownTargetError):
         ih.iter_batches(np.zeros((4, 2)), to="polrs", batch_size=2)
+    # a table's target and options were checked only by the first batch's conversion
+    with pytest.raises(UnknownTargetError, match="polars"):
+        ih.iter_batches(table(), to="polrs", batch_size=2)
+    with pytest.raises(InvalidOptionError, match="dtype='f9'"):
+        ih.iter_batches(table(), to="numpy", dtype="f9")
+    with pytest.raises(InvalidOptionError, match="copy must be"):
+        ih.iter_batches(table(), to="numpy", copy="yes")  # type: ignore[arg-type]
+    with pytest.raises(InvalidOptionError, match="strict must be"):
+        ih.iter_batches(table(), to="numpy", strict=1)  # type: ignore[arg-type]
+    with pytest.raises(ih.DeviceError, match="unknown device 'gpu'"):
+        ih.iter_batches(table(), to="numpy", device="gpu")
 
 
 def test_an_impossible_route_fails_in_the_first_batch_with_the_hubs_error() -> None:

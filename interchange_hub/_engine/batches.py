@@ -15,6 +15,7 @@ import itertools
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub import arrowkit
+from interchange_hub._core.device import Device
 from interchange_hub._core.info import Flag, Kind
 from interchange_hub.adapter import ARROW
 from interchange_hub.errors import (
@@ -27,8 +28,6 @@ from interchange_hub.errors import (
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
-
-    from interchange_hub._core.device import Device
 
 Hub = Any  # interchange_hub.hub.Hub, which imports this module
 
@@ -66,6 +65,10 @@ def iter_batches(
         "as_dict": as_dict,
     }
     planner = hub.planner
+    # The target and the options, now: a mistyped one is not found only at the first batch
+    planner.check_options(to, copy, strict, dtype)
+    if device is not None:
+        Device.parse(device, planner.registry.device_kinds)
     collection = planner.collection(source)
     if collection is not None:
         return _collection_batches(hub, collection.batches(batch_size), to, batch_size,

@@ -437,6 +437,21 @@ class Planner:
         info: DataInfo,
         dtype: object = None,
     ) -> Request:
+        adapter, kind, cls, wanted, arrow = self.check_options(to, copy, strict, dtype)
+        place = self._destination(adapter, device, info)
+        # (dtype="arrow" keeps the types a step makes: no text type asked)
+        strings = "" if arrow else adapter.arrow_string_type
+        binaries = "" if arrow else adapter.arrow_binary_type
+        return Request(
+            adapter.name, kind, cls, copy, place, strict, wanted, arrow, strings, binaries
+        )
+
+    def check_options(
+        self, to: object, copy: bool | None, strict: bool, dtype: object = None
+    ) -> tuple[Adapter, Kind | None, type | None, str | None, bool]:
+        """The target's adapter, kind and class, the dtype asked for and whether it is
+        ``"arrow"``: what a conversion's options say before any data is read, each checked
+        (a misspelled target, copy or dtype, a target that is not installed)."""
         if not (copy is None or copy is True or copy is False):
             raise InvalidOptionError(
                 f"copy must be None (copy where needed), True or False, not {copy!r}"
@@ -473,13 +488,7 @@ class Planner:
                 f"to convert to {adapter.name}",
                 adapter.requirement,
             )
-        place = self._destination(adapter, device, info)
-        # (dtype="arrow" keeps the types a step makes: no text type asked)
-        strings = "" if arrow else adapter.arrow_string_type
-        binaries = "" if arrow else adapter.arrow_binary_type
-        return Request(
-            adapter.name, kind, cls, copy, place, strict, wanted, arrow, strings, binaries
-        )
+        return adapter, kind, cls, wanted, arrow
 
     def _destination(self, adapter: Adapter, device: str | Device | None, info: DataInfo) -> Device:
         """Where the result must live: the asked device, else where the data is when the

@@ -249,6 +249,11 @@ def test_iter_batches_over_a_dask_dataframe(hub: ih.Hub, sync: None) -> None:
     assert [len(b["x"]) for b in batches] == [700] * (ROWS // 700) + [ROWS % 700]
     joined = torch.cat([b["n"] for b in batches])
     assert torch.equal(joined, torch.from_numpy(pdf["n"].to_numpy()))
+    # a mistyped target or option is refused at the call, before a partition is computed
+    with pytest.raises(ih.UnknownTargetError, match="torch"):
+        hub.iter_batches(ddf_of(pdf), to="torhc", batch_size=700)
+    with pytest.raises(InvalidOptionError, match="dtype='f9'"):
+        hub.iter_batches(ddf_of(pdf), to="torch", dtype="f9")
 
 
 def test_iter_batches_over_a_dask_array(hub: ih.Hub, sync: None) -> None:

@@ -304,7 +304,25 @@ def collect(loaded: Loaded, registry: Registry, only: Iterable[str] | None = Non
             (caller.name, next(i for i in caller.get_hookimpls() if i.plugin is plugin).function)
             for caller in pm.get_hookcallers(plugin) or ()
         ]
+        if not hooks:
+            loaded.fail(plugin_name, _no_hooks(plugin))
         _collect_one(loaded, registry, plugin_name, hooks)
+
+
+def _no_hooks(plugin: object) -> str:
+    """Why a plugin without a hook implementation adds nothing, and what to do."""
+    unmarked = [h for h in marks.HOOKS if callable(getattr(plugin, h, None))]
+    if unmarked:
+        names = " and ".join(unmarked)
+        return (
+            f"it defines {names} without @interchange_hub.hookimpl, and only marked "
+            "functions are hooks, so it added nothing; put @interchange_hub.hookimpl "
+            "above each"
+        )
+    return (
+        "it has no @interchange_hub.hookimpl function (register_adapters, register_edges), "
+        "so it added nothing"
+    )
 
 
 def _collect_one(

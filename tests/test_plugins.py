@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pyarrow as pa
@@ -22,6 +23,7 @@ from tests.fake_plugins import (
     broken_hook,
     clashing,
     misspelled,
+    unmarked,
     wrong_args,
 )
 
@@ -161,6 +163,8 @@ def test_every_hook_has_a_test_and_a_documented_signature() -> None:
         (clashing, "named 'pyarrow', a name plugin 'interchange_hub.adapters._pyarrow'"),
         (misspelled, "unknown hook 'register_adapter'.*did you mean 'register_adapters'"),
         (wrong_args, "registering it raised PluginValidationError.*hub"),
+        (unmarked, "defines register_adapters without @interchange_hub.hookimpl"),
+        (ModuleType("hookless"), "has no @interchange_hub.hookimpl function"),
         ("tests.fake_plugins.broken_import", "RuntimeError: broken_import cannot find"),
     ],
 )

@@ -182,6 +182,26 @@ def test_a_broken_plugin_is_left_out_reported_and_the_hub_works(plugin: object, 
     assert len(failed) == 1 and failed[0].name == name
 
 
+def test_a_route_whose_last_step_returns_no_object_of_the_target_is_refused() -> None:
+    # An edge's run that returned something else (here a plain list) handed it to the
+    # user as the conversion's result, unchecked.
+    class Liar(boxes.BoxAdapter):
+        def _box(self, value: Any, ctx: ih.Context) -> Any:
+            return [value]
+
+    hub = ih.Hub(autoload=False, plugins=[*ih.builtin_plugins(), Liar()])
+    with pytest.raises(ih.ConversionError) as caught:
+        hub.convert(TABLE, to="boxes")
+    assert str(caught.value) == (
+        "the route to boxes gave a list, which the boxes adapter does not own: its last "
+        "step, 'Box(pa.table)' of adapter 'boxes', returned it. Report this to that "
+        "adapter's authors (the conformance kit, interchange_hub.testing, finds it too)"
+    )
+    with pytest.raises(ih.ConversionError, match="gave a list"):
+        hub.convert(TABLE, to="boxes")  # (nothing kept: refused again)
+    assert isinstance(with_builtins(boxes).convert(TABLE, to="boxes"), boxes.Box)
+
+
 def test_the_listing_says_what_each_plugin_provides() -> None:
     hub = with_builtins(boxes)
     listing = {p.name: p for p in hub.plugins()}

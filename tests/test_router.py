@@ -82,7 +82,11 @@ class FakeAdapter(ih.Adapter):
         self._owner = owner
 
     def owns(self, obj: object) -> bool:
-        return self._owner and isinstance(obj, Blob)
+        # A source owns every Blob; a target the Blobs its edges made (the hub checks that
+        # a conversion's result is the target's own; the owner of a type is the source)
+        if not isinstance(obj, Blob):
+            return False
+        return self._owner or (bool(obj.trail) and f"->{self.name}" in obj.trail[-1])
 
     def describe(self, obj: Any) -> DataInfo:
         return _info(obj)

@@ -103,6 +103,7 @@ class Planner:
                 f"the route planned for this {type(obj).__name__} does not fit it ({exc}); "
                 "report this as a bug, with the object's schema"
             ) from exc
+        self._check_result(result, plan, request)
         # A lossy route warns on every call: it is kept, with its warnings, only where
         # the route key fixes them (the edges' losses depend on nothing else); a move to
         # a default device is not kept: the default (the current GPU) may change.
@@ -113,6 +114,21 @@ class Planner:
                 warned = _warns_losses(compiled, plan)
                 self._cache.remember_runs(call, source, obj, warned, generation)
         return result
+
+    def _check_result(self, result: object, plan: Plan, request: Request) -> None:
+        """Refuse a result that is no object of the target library: an edge's run (a
+        plugin's) that returns something else would hand it to the user. Checked on the
+        first call of a route, which the kept run then repeats."""
+        target = self.registry.get(request.target)
+        if target is None or not plan.steps or target.owns(result):
+            return  # (no steps: nothing ran, the object is the one the target took)
+        edge = plan.steps[-1].edge
+        raise ConversionError(
+            f"the route to {request.target} gave a {type_name(result)}, which the "
+            f"{request.target} adapter does not own: its last step, {edge.protocol!r} of adapter "
+            f"{edge.adapter!r}, returned it. Report this to that adapter's authors (the "
+            "conformance kit, interchange_hub.testing, finds it too)"
+        )
 
     def kept_route(
         self,

@@ -225,7 +225,7 @@ class Router:
             return None
         if not _fits(info, req):
             return None
-        if _keep_names(start, steps) is not steps:
+        if _keep_names(start, steps, req) is not steps:
             return None  # the route loses these columns' names: look for one that keeps them
         return steps
 
@@ -270,7 +270,7 @@ class Router:
             elif steps and node == req.target:
                 if req.copy and not sat:
                     return
-                kept = _keep_names(info, steps)
+                kept = _keep_names(info, steps, req)
                 route = _Route(kept, _cost(kept))
                 if any(s.copies for s in steps) and req.copy is False:
                     if cheapest_copying is None or route.cost < cheapest_copying.cost:
@@ -456,24 +456,45 @@ def _dtype_of(info: DataInfo) -> str:
     return f"a {info.kind.value}"
 
 
-def _keep_names(start: DataInfo, steps: list[Step]) -> list[Step]:
+def _keep_names(start: DataInfo, steps: list[Step], req: Request) -> list[Step]:
     """``steps``, with a loss on the last step for each table column whose name the route
-    does not keep (a table that goes through a tensor comes back as column_0, ...)."""
+    does not keep: a table that goes through a tensor comes back as column_0, ..., or as
+    one array of all its columns (an xarray DataArray), and leaves its index out; unless
+    one array is what the caller asked for (``to=xr.DataArray``: a tensor kind)."""
     if not steps:
         return steps
     out = steps[-1].estimate.out
     tables = (Kind.TABLE, Kind.STREAM)
     if start.kind not in tables or out.kind not in tables or not out.known:
         return steps
-    before, after = [c.name for c in start.data_columns], [c.name for c in out.data_columns]
-    if before == after or len(before) != len(after):
-        return steps
     told = {(x.column, x.target) for s in steps for x in s.losses}  # an adapter said it
-    renamed = tuple(
-        Loss(old, f"name {old!r}", f"name {new!r}", "the route does not keep column names")
-        for old, new in zip(before, after, strict=True)
-        if old != new and (old, f"name {new!r}") not in told
-    )
+    before, after = [c.name for c in start.data_columns], [c.name for c in out.data_columns]
+    lost: list[Loss] = []
+    if req.kind != Kind.TENSOR and any(s.estimate.out.kind == Kind.TENSOR for s in steps):
+        kept = {c.name for c in out.columns}
+        why = "the route makes one array of the columns, without their names or index"
+        lost += [
+            Loss(c.name, f"index {c.name!r}", "none", why)
+            for c in start.columns
+            if Flag.INDEX in c.flags and c.name not in kept and (c.name, "none") not in told
+        ]
+        if len(before) != len(after):
+            lost += [
+                Loss(name, f"name {name!r}", "none", why)
+                for name in before
+                if (name, "none") not in told
+            ]
+    if len(before) == len(after) and before != after:
+        lost += [
+            Loss(old, f"name {old!r}", f"name {new!r}", "the route does not keep column names")
+            for old, new in zip(before, after, strict=True)
+            if old != new and (old, f"name {new!r}") not in told
+        ]
+    return _with_losses(steps, tuple(lost))
+
+
+def _with_losses(steps: list[Step], renamed: tuple[Loss, ...]) -> list[Step]:
+    """``steps``, with ``renamed`` added to the last step's losses."""
     if not renamed:
         return steps
     last = steps[-1]

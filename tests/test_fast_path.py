@@ -2765,3 +2765,18 @@ def test_one_dimensional_arrays_into_arrow_are_bound_to_array_of() -> None:
     # never silent: an array the route was not planned for is refused, by pyarrow
     with pytest.raises(ih.ConversionError, match="1-dimensional|ndim"):
         kept[1](np.ones((2, 2)))
+
+
+@pytest.mark.parametrize("to", ["torch", "numpy"])
+def test_a_frame_whose_block_runs_backwards_is_copied_as_planned(to: str) -> None:
+    # df[["b", "a"]] holds one block with a negative stride: to_numpy gave a view of it,
+    # which torch.from_numpy refused after a plan that said zero-copy (a review's find).
+    frame = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [4.0, 5.0, 6.0]})
+    hub = ih.default_hub()
+    for reordered in (frame[["b", "a"]], frame.iloc[:, ::-1]):
+        for _ in range(2):  # planned, then the kept route
+            plan = hub.plan(reordered, to=to)
+            out = hub.convert(reordered, to=to)
+            assert not plan.zero_copy and hub.shared_bytes(reordered, out) == 0
+            assert out.tolist() == [[4.0, 1.0], [5.0, 2.0], [6.0, 3.0]]
+    assert hub.plan(frame, to=to).zero_copy  # the block in order stays a view

@@ -324,6 +324,7 @@ def _values_key(values: Any, ndarray: Any) -> Hashable | None:
         type(values) is ndarray
         and values.dtype.kind in "iufb"
         and values.strides[-1] == values.itemsize
+        and values.strides[0] >= 0  # (columns in reverse: planned, see _one_block)
     ):
         numpy_dtype: Hashable = values.dtype
         return numpy_dtype
@@ -403,10 +404,16 @@ def _index_key(index: Any) -> Hashable | None:
 
 
 def _one_block(frame: Any) -> bool:
+    """Whether the frame's columns are one numpy block that ``to_numpy`` gives as a view:
+    not one whose columns run backwards (``df[["b", "a"]]``, ``df.iloc[:, ::-1]``: a
+    negative stride, which torch.from_numpy refuses)."""
     blocks: Any = getattr(getattr(frame, "_mgr", None), "blocks", ())
     if len(blocks) != 1:
         return False
-    return not isinstance(blocks[0].dtype, _pd().api.extensions.ExtensionDtype)
+    values = blocks[0].values
+    if isinstance(blocks[0].dtype, _pd().api.extensions.ExtensionDtype):
+        return False
+    return all(step >= 0 for step in getattr(values, "strides", ()))
 
 
 def _column_values(frame: Any, i: int) -> Any:

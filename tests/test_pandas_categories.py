@@ -291,3 +291,26 @@ def test_an_enum_marked_in_field_metadata_is_keyed_apart_from_a_plain_ordered_di
             else:
                 with pytest.warns(ih.LossyConversionWarning, match="no ordered flag"):
                     assert hub.convert(table, to="polars").dtypes == [pl.Categorical]
+
+
+@pytest.mark.parametrize("dtype", [None, "arrow"])
+def test_a_categorical_index_comes_back_from_arrow_where_its_column_stood(
+    dtype: str | None,
+) -> None:
+    # A review found a table of a frame with a CategoricalIndex refused into pandas
+    # (IndexError): the columns' places counted the index level, a dictionary column too.
+    index = pd.CategoricalIndex(["b", "a", "b"], name="k")
+    frame = pd.DataFrame(
+        {"c": pd.Categorical(["x", "y", "x"]), "v": pd.array([1, None, 3], dtype="Int64")},
+        index=index,
+    )
+    table = pa.Table.from_pandas(frame)
+    for layout in (table, table.select(["k", "c", "v"])):  # the index level first, too
+        back = HUB.convert(layout, to="pandas", dtype=dtype)
+        assert list(back.columns) == ["c", "v"] and back.index.name == "k"
+        assert back.index.tolist() == ["b", "a", "b"]
+        if dtype is None:
+            assert back.equals(frame) and back.index.dtype == index.dtype
+        else:
+            assert back["v"].tolist()[::2] == [1, 3] and back["c"].tolist() == ["x", "y", "x"]
+    assert HUB.convert(HUB.convert(frame[["v"]], to="nanoarrow"), to="pandas").equals(frame[["v"]])

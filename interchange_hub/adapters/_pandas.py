@@ -1299,7 +1299,7 @@ def _arrow_frame(table: Any) -> Any:
         column = pd.arrays.ArrowExtensionArray(table.column(i))
         if not frame.shape[1] and len(frame.index) != len(column):
             frame.index = pd.RangeIndex(len(column))
-        frame.insert(i, table.column_names[i], column)
+        frame.insert(_place_in_frame(table, i), table.column_names[i], column)
     return frame
 
 
@@ -1586,15 +1586,39 @@ def _frame_of(table: Any, copy: bool | None, wrapped: frozenset[str] = frozenset
             column = _pd().Series(values, index=frame.index, copy=False)
         else:
             column = table.column(i).to_pandas(types_mapper=_nullable_mapper).array
-        frame.insert(i, table.column_names[i], column)
+        frame.insert(_place_in_frame(table, i), table.column_names[i], column)
     if copy:
         for i in range(frame.shape[1]):
             if _read_only(frame.iloc[:, i].array):  # e.g. categorical codes viewing Arrow
                 frame.isetitem(i, frame.iloc[:, i].copy(deep=True))
-    for i, col in enumerate(table.columns):
-        if pa.types.is_dictionary(col.type) and table.column_names[i] not in wrapped:
-            frame.isetitem(i, _typed_categories(frame.iloc[:, i], col.type))
+    typed = [
+        (i, col)
+        for i, col in enumerate(table.columns)
+        if pa.types.is_dictionary(col.type) and table.column_names[i] not in wrapped
+    ]
+    for i, col in typed:
+        # (its place among the frame's columns: the table's less the index levels that
+        # pandas' metadata restored, a CategoricalIndex being a dictionary column too)
+        at = _place_in_frame(table, i)
+        if table.column_names[i] not in _index_fields(table) and at < frame.shape[1]:
+            frame.isetitem(at, _typed_categories(frame.iloc[:, at], col.type))
     return frame
+
+
+def _place_in_frame(table: Any, i: int) -> int:
+    """Where the table's column ``i`` goes among the frame's columns: after the columns
+    before it, less the index levels pandas' metadata makes of them."""
+    index = _index_fields(table)
+    return sum(1 for n in table.column_names[:i] if n not in index)
+
+
+def _index_fields(table: Any) -> frozenset[str]:
+    """The fields of ``table`` that pandas' metadata names as index levels."""
+    try:
+        meta = table.schema.pandas_metadata or {}
+    except Exception:  # noqa: BLE001 - unreadable metadata: no index levels
+        return frozenset()
+    return frozenset(n for n in meta.get("index_columns", ()) if isinstance(n, str))
 
 
 def _strings_cast_at_once(table: Any) -> Any:

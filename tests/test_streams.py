@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 
 import nanoarrow as na
+import numpy as np
 import pandas as pd
 import polars as pl
 import pyarrow as pa
@@ -332,3 +334,25 @@ def test_export_of_a_stream_whose_kind_shows_once_read_reads_it_once() -> None:
     assert pa.chunked_array(exported).to_pylist() == [{"a": 1}, None]
     table = ih.export(na.ArrayStream(pa.table({"a": [1, 2]})))
     assert pa.table(table).to_pylist() == [{"a": 1}, {"a": 2}]
+
+
+@pytest.mark.parametrize("to", ["torch", "numpy"])
+def test_a_one_batch_one_column_stream_is_read_into_new_memory_as_planned(to: str) -> None:
+    # The plan says a stream is read into new memory (its nulls are unknown until read);
+    # one batch of one column became a view of the batch, which torch wrote into with no
+    # WriteThroughWarning (a review helper's find).
+    batch = pa.record_batch({"a": np.arange(4.0)})
+    hub = ih.default_hub()
+    sources = [
+        lambda: pa.RecordBatchReader.from_batches(batch.schema, [batch]),
+        lambda: na.ArrayStream(pa.RecordBatchReader.from_batches(batch.schema, [batch])),
+        lambda: ih.export(pa.Table.from_batches([batch])),
+    ]
+    for make in sources:
+        assert not hub.plan(make(), to=to).zero_copy
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # (no WriteThroughWarning: nothing is shared)
+            out = hub.convert(make(), to=to)
+        assert hub.shared_bytes(batch, out) == 0
+        out[0, 0] = 42.0
+        assert batch.column(0).to_pylist() == [0.0, 1.0, 2.0, 3.0]

@@ -47,7 +47,7 @@ from interchange_hub._core.info import (
     label,
     report_losses,
 )
-from interchange_hub.adapter import Buffer, Context
+from interchange_hub.adapter import Buffer, Context, bytes_inside
 from interchange_hub.errors import ConversionError, NoRouteError
 
 if TYPE_CHECKING:
@@ -516,7 +516,8 @@ def arrow_to_tensor(value: Any, ctx: Context, dlpack_only: bool, cast_to: Any = 
         if index:
             data = data.drop_columns([n for n in index if n in data.column_names])
     to = planned_cast(ctx, dlpack_only) if cast_to is _UNSET else cast_to
-    if any(c.nulls < 0 for c in info.columns):
+    unknown = any(c.nulls < 0 for c in info.columns)
+    if unknown:
         if info.kind == Kind.COLUMN:
             actual = arrowkit.describe_column(data, info.columns[0].name if info.columns else "")
         else:
@@ -558,7 +559,14 @@ def arrow_to_tensor(value: Any, ctx: Context, dlpack_only: bool, cast_to: Any = 
         arr = table_to_ndarray(data, dlpack_only)
         if data.num_columns > 1:
             return arr  # new memory (_stacked), at a 64-byte boundary as planned
-    return writable_copy(arr) if ctx.copy else arr
+    if ctx.copy:
+        return writable_copy(arr)
+    if unknown and arr.size and bytes_inside(ndarray_buffers(arr), arrowkit.buffers(data)):
+        # The plan said the data is read into new memory (it could not see a stream's
+        # nulls, nor that it holds one batch of one column): so it is, also for a tensor
+        # library that ignores read-only flags (torch: it would write into the batch).
+        return np_module().array(arr, copy=True)
+    return arr
 
 
 def _nanoseconds_cut(data: Any, info: DataInfo, strict: bool) -> Any:

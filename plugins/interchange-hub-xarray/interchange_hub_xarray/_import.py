@@ -196,6 +196,10 @@ def _to_numpy(data: Any, col: Column, copy: bool) -> tuple[Any, list[Loss], Any]
             out = out.astype(object)
     if copy and not fresh and out.dtype != object and _may_share(conv, arr):
         out = np.array(out, copy=True)
+    elif copy and not out.flags.writeable:
+        # new memory (chunks joined, a dictionary decoded), but Arrow's, which numpy views
+        # read-only: copy=True promises a result that can be written
+        out = np.array(out, copy=True)
     return out, late, _kept(pa, arr.type) if conv.keep else None
 
 

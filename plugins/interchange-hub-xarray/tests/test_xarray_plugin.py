@@ -730,6 +730,20 @@ def test_a_time_zone_index_keeps_the_dataset_and_its_coordinate(
     assert plan.lossless and plan.result.kind == ih.Kind.TABLE
 
 
+def test_copy_true_of_chunked_data_is_writable(hub: ih.Hub) -> None:
+    # Joining chunks makes new memory, but Arrow's, which numpy views read-only: a
+    # copy=True result refused writes (a review helper's find).
+    column = pa.chunked_array([np.arange(3.0), np.arange(3.0)])
+    table = pa.Table.from_batches([pa.record_batch({"a": np.arange(3.0)})] * 2)
+    frame = pl.concat([pl.DataFrame({"a": [1.0]}), pl.DataFrame({"a": [2.0]})], rechunk=False)
+    for source in (column, table, frame):
+        out = hub.convert(source, to="xarray", copy=True)
+        values = (out if isinstance(out, xr.DataArray) else out["a"]).values
+        assert values.flags.writeable and not hub.shared_bytes(source, out)
+        values[0] = 42.0
+    assert column.to_pylist()[0] == 0.0 and frame["a"].to_list() == [1.0, 2.0]
+
+
 def test_pandas_views_and_copies(hub: ih.Hub) -> None:
     block = pd.DataFrame(np.arange(12.0).reshape(4, 3), columns=["p", "q", "r"])
     ds, plan = convert(hub, block.iloc[1:], "xarray")  # strided views of one block, sliced

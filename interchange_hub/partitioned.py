@@ -663,11 +663,40 @@ def _dtype_name(dtype: Any) -> str:
     return str(dtype).removeprefix("torch.")
 
 
+_FLOAT_BITS = {"float16": (11, 5), "bfloat16": (8, 8), "float32": (24, 8), "float64": (53, 11)}
+
+
+def _widens(source: str, target: str) -> bool:
+    """Whether every value of dtype ``source`` is one of ``target`` (by name, as numpy
+    and torch spell them): bool into any number, a float into one of more precision and
+    range, an integer into a wider integer of its sign's range or a float holding all its
+    values (int32 into float64, not int64)."""
+    if source == target or source == "bool":
+        return True
+    if source in _FLOAT_BITS and target in _FLOAT_BITS:
+        (p, e), (q, f) = _FLOAT_BITS[source], _FLOAT_BITS[target]
+        return p <= q and e <= f
+    ints = {f"{s}int{b}": (s == "", b) for s in ("", "u") for b in (8, 16, 32, 64)}
+    if source in ints and target in ints:
+        (signed, bits), (signed_to, bits_to) = ints[source], ints[target]
+        return (signed == signed_to and bits <= bits_to) or (
+            not signed and signed_to and bits < bits_to
+        )
+    if source in ints and target in _FLOAT_BITS:
+        signed, bits = ints[source]
+        return bits - signed <= _FLOAT_BITS[target][0]
+    return False
+
+
 def _promotion_loss(part: Any, joined: Any) -> str:
     """What promoting the tensor ``part`` into ``joined``'s dtype changes ("" for
     nothing), as :func:`cast_loss` says it; where the part is not in host memory (or
     numpy cannot read its dtype), that it may change values, unchecked."""
     np = require("numpy")
+    if _widens(_dtype_name(part.dtype), _dtype_name(joined.dtype)):
+        return ""  # (every value of the narrower dtype is one of the wider: not read)
+    if hasattr(part, "detach"):  # (a torch tensor that requires grad: numpy reads it so)
+        part, joined = part.detach(), joined.detach()
     if isinstance(part, np.ndarray) and isinstance(joined, np.ndarray):
         before, want = part, joined.dtype
         if before.dtype.kind not in "biufc" or want.kind not in "biufc":

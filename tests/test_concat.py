@@ -10,6 +10,7 @@ share every byte of every part, checked by buffer address. ``join`` (what
 from __future__ import annotations
 
 import inspect
+import warnings
 from typing import Any
 
 import numpy as np
@@ -263,6 +264,29 @@ def test_a_promotion_that_changes_values_is_warned_and_strict_refuses_it(
     kept = join(hub, [module.asarray([1, 2]), module.asarray([0.5], dtype=module.float32)], None)
     assert kept.tolist() == [1.0, 2.0, 0.5]
     assert join(hub, [module.asarray([big]), module.asarray([3])], None).tolist() == [big, 3]
+
+
+def test_widening_promotions_are_silent_without_reading_the_values(hub: ih.Hub) -> None:
+    # A review found bfloat16 into float32, and a tensor that requires grad, warned as
+    # "values may change (not checked)", and refused under strict=True: numpy reads
+    # neither. A widening that holds every value is known from the dtypes alone.
+    torch = pytest.importorskip("torch")
+    exact = [
+        [torch.tensor([1.5], dtype=torch.bfloat16), torch.tensor([2.0])],
+        [torch.tensor([1.5], requires_grad=True), torch.tensor([2.0], dtype=torch.float64)],
+        [torch.tensor([True]), torch.tensor([3], dtype=torch.int8)],
+        [np.array([2**31 - 1], np.int32), np.array([0.5])],
+        [np.array([255], np.uint8), np.array([-1], np.int16)],
+    ]
+    for parts in exact:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            joined = join(hub, parts, None, strict=True)
+        assert joined.tolist()[0] == parts[0].tolist()[0]
+    # (int64 into bfloat16 is no widening, and numpy reads no bfloat16: unchecked)
+    parts = [torch.tensor([3]), torch.tensor([1.0], dtype=torch.bfloat16)]
+    with pytest.raises(LossyConversionError, match="partition 0: int64 -> bfloat16: values may"):
+        join(hub, parts, None, strict=True)
 
 
 @pytest.mark.parametrize("library", ["numpy", "torch"])

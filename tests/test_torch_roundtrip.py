@@ -501,6 +501,9 @@ LOSSY_CASTS = {
     "torch 1e-10 -> float16": (lambda: torch.tensor([1e-10, 0.0]), "float16"),
     "arrow 1e-300 -> float32": (lambda: pa.array([1e-300, 0.0]), "float32"),
     "arrow table -1e-300 -> float32": (lambda: pa.table({"a": [-1e-300], "b": [1.0]}), "float32"),
+    # ... both in one column: the first found hid the other
+    "1e10 and 1e-10 -> float16": (lambda: np.array([1e10, 1e-10]), "float16"),
+    "arrow 1e10 and 1e-10 -> float16": (lambda: pa.array([1e10, 1e-10]), "float16"),
     # a sign's wrap casts back exactly, so a check by casting back passed it (review fuzz)
     "int8 -1 -> uint64": (lambda: np.array([-1, 3], np.int8), "uint64"),
     "uint64 max -> int64": (lambda: np.array([2**64 - 1, 5], np.uint64), "int64"),
@@ -537,6 +540,8 @@ def test_dtype_casts_that_change_values_warn_and_strict_refuses(case: str) -> No
     with pytest.warns(ih.LossyConversionWarning, match=" -> ") as caught:  # and nothing else
         out = HUB.convert(source, to="torch", dtype=dtype)
     assert len(caught) == 1 and str(out.dtype) == f"torch.{dtype}"
+    if " and " in case:
+        assert "overflow to inf; nonzero values" in str(caught[0].message)
     if isinstance(source, pa.Table):
         assert "column 'a'" in str(caught[0].message)
     with pytest.raises(ih.LossyConversionError):

@@ -450,11 +450,10 @@ def _float_narrowing_loss(before: Any, after: Any) -> str:
             col = col.cast(arrowkit.pa_module().float32())
         return pc.equal(col, 0)
 
-    if count(after, pc.is_inf) > count(before, pc.is_inf):
-        return FLOAT_OVERFLOW
+    found = [FLOAT_OVERFLOW] if count(after, pc.is_inf) > count(before, pc.is_inf) else []
     if count(after, zero) > count(before, zero):
-        return FLOAT_UNDERFLOW
-    return ""
+        found.append(FLOAT_UNDERFLOW)
+    return "; ".join(found)
 
 
 def _certain(copies: list[Copy]) -> bool:

@@ -263,11 +263,10 @@ def cast_loss(before: Any, after: Any) -> str:
     if src.kind == "f" and want.kind == "f":
         if want.itemsize >= src.itemsize:
             return ""
-        if np.isinf(after).sum() > np.isinf(before).sum():
-            return FLOAT_OVERFLOW
+        found = [FLOAT_OVERFLOW] if np.isinf(after).sum() > np.isinf(before).sum() else []
         if np.count_nonzero(after) < np.count_nonzero(before):  # (NaN counts as nonzero)
-            return FLOAT_UNDERFLOW
-        return ""
+            found.append(FLOAT_UNDERFLOW)
+        return "; ".join(found)
     wide_ints = src.kind in "iu" and want.kind == "f" and src.itemsize >= want.itemsize
     if np.can_cast(src, want, "safe") and not wide_ints:
         return ""

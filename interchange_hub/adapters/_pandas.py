@@ -1295,11 +1295,12 @@ def _arrow_frame(table: Any) -> Any:
     frame = _readable_metadata(
         lambda t, _: t.to_pandas(split_blocks=True, types_mapper=pd.ArrowDtype), plain
     )
+    places = _places_in_frame(table, _index_fields(table)) if apart else []
     for i in apart:
         column = pd.arrays.ArrowExtensionArray(table.column(i))
         if not frame.shape[1] and len(frame.index) != len(column):
             frame.index = pd.RangeIndex(len(column))
-        frame.insert(_place_in_frame(table, i), table.column_names[i], column)
+        frame.insert(places[i], table.column_names[i], column)
     return frame
 
 
@@ -1574,6 +1575,7 @@ def _frame_of(table: Any, copy: bool | None, wrapped: frozenset[str] = frozenset
     frame = _with_categories(
         lambda t: t.to_pandas(split_blocks=not copy, types_mapper=mapper), plain
     )
+    places = _places_in_frame(table, _index_fields(table)) if apart else []
     for i in apart:
         if i in extension:
             column = _pd().arrays.ArrowExtensionArray(table.column(i))
@@ -1586,7 +1588,7 @@ def _frame_of(table: Any, copy: bool | None, wrapped: frozenset[str] = frozenset
             column = _pd().Series(values, index=frame.index, copy=False)
         else:
             column = table.column(i).to_pandas(types_mapper=_nullable_mapper).array
-        frame.insert(_place_in_frame(table, i), table.column_names[i], column)
+        frame.insert(places[i], table.column_names[i], column)
     if copy:
         for i in range(frame.shape[1]):
             if _read_only(frame.iloc[:, i].array):  # e.g. categorical codes viewing Arrow
@@ -1596,20 +1598,26 @@ def _frame_of(table: Any, copy: bool | None, wrapped: frozenset[str] = frozenset
         for i, col in enumerate(table.columns)
         if pa.types.is_dictionary(col.type) and table.column_names[i] not in wrapped
     ]
-    for i, col in typed:
-        # (its place among the frame's columns: the table's less the index levels that
+    if typed:
+        # (their places among the frame's columns: the table's less the index levels that
         # pandas' metadata restored, a CategoricalIndex being a dictionary column too)
-        at = _place_in_frame(table, i)
-        if table.column_names[i] not in _index_fields(table) and at < frame.shape[1]:
-            frame.isetitem(at, _typed_categories(frame.iloc[:, at], col.type))
+        index = _index_fields(table)
+        places = _places_in_frame(table, index)
+        for i, col in typed:
+            at = places[i]
+            if table.column_names[i] not in index and at < frame.shape[1]:
+                frame.isetitem(at, _typed_categories(frame.iloc[:, at], col.type))
     return frame
 
 
-def _place_in_frame(table: Any, i: int) -> int:
-    """Where the table's column ``i`` goes among the frame's columns: after the columns
-    before it, less the index levels pandas' metadata makes of them."""
-    index = _index_fields(table)
-    return sum(1 for n in table.column_names[:i] if n not in index)
+def _places_in_frame(table: Any, index: frozenset[str]) -> list[int]:
+    """Where each of the table's columns goes among the frame's columns: after the
+    columns before it, less the index levels (``index``) pandas' metadata makes of them."""
+    places, at = [], 0
+    for name in table.column_names:
+        places.append(at)
+        at += name not in index
+    return places
 
 
 def _index_fields(table: Any) -> frozenset[str]:

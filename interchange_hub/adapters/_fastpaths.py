@@ -193,9 +193,9 @@ def _pandas_to_numpy_estimate(ctx: Context) -> Estimate:
         return Estimate(out, why="Series.to_numpy returns a view", shared_readonly=True)
     shape = (rows, len(cols))
     if all(Flag.ONE_BLOCK in c.flags for c in cols):
-        out = DataInfo(
-            Kind.TENSOR, (column,), rows, shape, "F" if len(cols) > 1 else "C", readonly=True
-        )
+        # (a block that runs backwards: a view of negative strides, see _pandas._backwards)
+        layout = "negative" if info.layout == "negative" else "F" if len(cols) > 1 else "C"
+        out = DataInfo(Kind.TENSOR, (column,), rows, shape, layout, readonly=True)
         why = "one block: DataFrame.to_numpy returns a column-major view" + _index_note(info)
         return Estimate(out, why=why, shared_readonly=True)
     # pandas fills a (columns, rows) array block by block and returns its transpose.

@@ -154,8 +154,10 @@ class PandasAdapter(Adapter):
                 "export refuses; rename them first (e.g. df.columns = [...])"
             )
         cols = [_column(str(name), _column_values(obj, i)) for i, name in enumerate(obj.columns)]
+        layout = ""
         if cols and _one_block(obj):
             cols = [replace(c, flags=c.flags | _ONE_BLOCK) for c in cols]
+            layout = "negative" if _backwards(obj) else ""
         if not isinstance(obj.index, pd.RangeIndex):
             # pyarrow's name for an index level: its own, unless None or a column's name
             # (pyarrow's _index_level_name, against the columns' names as strings).
@@ -167,7 +169,7 @@ class PandasAdapter(Adapter):
             for i, n in enumerate(names):
                 col = _column(str(n), obj.index.get_level_values(i).to_series())
                 cols.append(replace(col, flags=col.flags | _INDEX))
-        return DataInfo(Kind.TABLE, tuple(cols), rows=len(obj))
+        return DataInfo(Kind.TABLE, tuple(cols), rows=len(obj), layout=layout)
 
     def buffers(self, obj: Any) -> list[Buffer]:
         pd = _pd()
@@ -404,16 +406,19 @@ def _index_key(index: Any) -> Hashable | None:
 
 
 def _one_block(frame: Any) -> bool:
-    """Whether the frame's columns are one numpy block that ``to_numpy`` gives as a view:
-    not one whose columns run backwards (``df[["b", "a"]]``, ``df.iloc[:, ::-1]``: a
-    negative stride, which torch.from_numpy refuses)."""
     blocks: Any = getattr(getattr(frame, "_mgr", None), "blocks", ())
     if len(blocks) != 1:
         return False
-    values = blocks[0].values
-    if isinstance(blocks[0].dtype, _pd().api.extensions.ExtensionDtype):
-        return False
-    return all(step >= 0 for step in getattr(values, "strides", ()))
+    return not isinstance(blocks[0].dtype, _pd().api.extensions.ExtensionDtype)
+
+
+def _backwards(frame: Any) -> bool:
+    """Whether the frame's one block runs backwards (``df[["b", "a"]]``,
+    ``df.iloc[:, ::-1]``): ``to_numpy`` gives a view of negative strides, which
+    torch.from_numpy refuses (the frame's layout says "negative": the route to torch
+    takes DLPack, which makes it contiguous, a planned copy)."""
+    blocks: Any = getattr(getattr(frame, "_mgr", None), "blocks", ())
+    return any(step < 0 for step in getattr(blocks[0].values, "strides", ()))
 
 
 def _column_values(frame: Any, i: int) -> Any:

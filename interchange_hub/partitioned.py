@@ -26,6 +26,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from interchange_hub._core.deps import require
+from interchange_hub._core.dtypes import is_integer, itemsize
 from interchange_hub._core.info import cast_loss
 from interchange_hub._core.records import field, record
 from interchange_hub.adapter import bytes_inside
@@ -676,16 +677,15 @@ def _widens(source: str, target: str) -> bool:
     if source in _FLOAT_BITS and target in _FLOAT_BITS:
         (p, e), (q, f) = _FLOAT_BITS[source], _FLOAT_BITS[target]
         return p <= q and e <= f
-    ints = {f"{s}int{b}": (s == "", b) for s in ("", "u") for b in (8, 16, 32, 64)}
-    if source in ints and target in ints:
-        (signed, bits), (signed_to, bits_to) = ints[source], ints[target]
+    if not is_integer(source):
+        return False
+    signed, bits = not source.startswith("u"), itemsize(source) * 8
+    if is_integer(target):
+        signed_to, bits_to = not target.startswith("u"), itemsize(target) * 8
         return (signed == signed_to and bits <= bits_to) or (
             not signed and signed_to and bits < bits_to
         )
-    if source in ints and target in _FLOAT_BITS:
-        signed, bits = ints[source]
-        return bits - signed <= _FLOAT_BITS[target][0]
-    return False
+    return target in _FLOAT_BITS and bits - signed <= _FLOAT_BITS[target][0]
 
 
 def _promotion_loss(part: Any, joined: Any) -> str:

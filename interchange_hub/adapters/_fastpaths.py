@@ -270,10 +270,7 @@ def _pandas_to_numpy_bind(ctx: Context) -> Callable[[Any], Any]:
             # one dtype in several blocks: asked of pandas, as for several dtypes below
             # (Arrow-backed columns, int64[pyarrow], interleave into objects otherwise)
             one = tensors.np_module().dtype(cols[0].dtype)  # (parsed once, not per call)
-            # copy=True: new memory as planned, also where pandas holds one block it would
-            # hand out as a view (columns in reverse: see _pandas._one_block); pandas
-            # copies no twice what it interleaves
-            return lambda value: value.to_numpy(dtype=one, copy=True)
+            return lambda value: value.to_numpy(dtype=one)
         return _to_numpy_call
     strict, target = ctx.strict, ctx.target or "numpy"
     if not wide:

@@ -325,8 +325,8 @@ def _values_key(values: Any, ndarray: Any) -> Hashable | None:
     if (
         type(values) is ndarray
         and values.dtype.kind in "iufb"
-        and values.strides[-1] == values.itemsize
-        and values.strides[0] >= 0  # (columns in reverse: planned, see _one_block)
+        and (strides := values.strides)[-1] == values.itemsize
+        and strides[0] >= 0  # (columns in reverse: planned, see _backwards)
     ):
         numpy_dtype: Hashable = values.dtype
         return numpy_dtype
